@@ -1,0 +1,110 @@
+/// Tunables of the per-stream voice activity detector. Times in seconds, levels in dB.
+public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
+    /// Length of the minimum-statistics window of the noise tracker. Longer resists long vowels,
+    /// shorter follows rising noise sooner. Default 1.6 s.
+    public var noiseWindow: Double = 1.6
+    /// Factor between the tracked minimum and the mean noise power (minimum statistics bias). Default 1.5.
+    public var noiseBias: Float = 1.5
+    /// How many times the noise estimate is removed from each bin before periodicity is measured. Default 2.
+    public var overSubtraction: Float = 2
+    /// Hops quieter than this (dBFS) are never speech. Default −65 dBFS.
+    public var minimumLevel: Float = -65
+    /// Segmental SNR (dB) a voiced frame needs. Default 4 dB.
+    public var voicedSNR: Float = 4
+    /// Periodicity a voiced frame needs, 0…1. Default 0.45.
+    public var voicedPeriodicity: Float = 0.45
+    /// Segmental SNR (dB) that keeps an unvoiced frame inside a running utterance. Default 6 dB.
+    public var unvoicedSNR: Float = 6
+    /// Speech frames among the last `onsetWindow` hops that start an utterance. Default 3.
+    public var onsetFrames: Int = 3
+    /// Hops examined for an onset. Default 5 (50 ms).
+    public var onsetWindow: Int = 5
+    /// Time without a speech frame that ends an utterance. Default 0.25 s.
+    public var hangover: Double = 0.25
+
+    public init() {}
+
+    /// Throws if a value is out of its range.
+    func validate() throws(ConfigurationError) {
+        try ConfigurationError.check(noiseWindow >= 0.4 && noiseWindow <= 10, "vad.noiseWindow", "0.4…10 s")
+        try ConfigurationError.check(noiseBias >= 1 && noiseBias <= 10, "vad.noiseBias", "1…10")
+        try ConfigurationError.check(overSubtraction >= 0 && overSubtraction <= 10, "vad.overSubtraction", "0…10")
+        try ConfigurationError.check(minimumLevel >= -127 && minimumLevel <= 0, "vad.minimumLevel", "−127…0 dBFS")
+        try ConfigurationError.check(voicedSNR >= 0 && voicedSNR <= 40, "vad.voicedSNR", "0…40 dB")
+        try ConfigurationError.check(
+            voicedPeriodicity >= 0 && voicedPeriodicity <= 1, "vad.voicedPeriodicity", "0…1")
+        try ConfigurationError.check(unvoicedSNR >= 0 && unvoicedSNR <= 40, "vad.unvoicedSNR", "0…40 dB")
+        try ConfigurationError.check(onsetWindow >= 1 && onsetWindow <= 32, "vad.onsetWindow", "1…32 hops")
+        try ConfigurationError.check(
+            onsetFrames >= 1 && onsetFrames <= onsetWindow, "vad.onsetFrames", "1…onsetWindow hops")
+        try ConfigurationError.check(hangover >= 0 && hangover <= 5, "vad.hangover", "0…5 s")
+    }
+}
+
+/// The per-frame speech evidence and the utterance state machine of one stream.
+///
+/// A frame is *voiced* when it is loud enough, stands `voicedSNR` above the noise floor and is
+/// periodic; an utterance starts when `onsetFrames` of the last `onsetWindow` frames are voiced
+/// (its start is dated to the first of them), continues through unvoiced frames that stand
+/// `unvoicedSNR` above the floor, and ends `hangover` after the last speech frame (its end is dated
+/// to that frame). Decisions are causal: a frame's decision uses audio up to the end of that frame.
+struct VoiceActivityDetector {
+    /// A change of the utterance state, with the time the change is dated to.
+    enum Change: Equatable {
+        case none
+        case started(onsetFrame: Int)
+        case ended(lastSpeechFrame: Int)
+    }
+
+    private(set) var speaking = false
+    /// Bit i set when the frame i hops ago was voiced.
+    private var voicedHistory: UInt32 = 0
+    /// Index of the last frame counted as speech.
+    private(set) var lastSpeechFrame = Int.min / 2
+    /// Index of the first frame of the running utterance.
+    private(set) var onsetFrame = 0
+
+    /// Frame-level evidence: is this frame voiced speech?
+    static func isVoiced(_ f: FrameFeatures, _ c: VoiceActivityConfiguration) -> Bool {
+        f.energyDBFS >= c.minimumLevel && f.segmentalSNR >= c.voicedSNR && f.periodicity >= c.voicedPeriodicity
+    }
+
+    /// Frame-level evidence inside an utterance: voiced, or loud enough above the floor.
+    static func continuesSpeech(_ f: FrameFeatures, _ c: VoiceActivityConfiguration) -> Bool {
+        f.energyDBFS >= c.minimumLevel && f.segmentalSNR >= c.unvoicedSNR
+    }
+
+    /// Advances by one frame.
+    /// - Parameters:
+    ///   - frame: the frame's index (hops since the engine started).
+    ///   - voiced: the frame's voiced evidence (after leakage suppression).
+    ///   - continues: the frame's continuation evidence (after leakage suppression).
+    mutating func advance(frame: Int, voiced: Bool, continues: Bool, configuration c: VoiceActivityConfiguration) -> Change {
+        voicedHistory = (voicedHistory << 1) | (voiced ? 1 : 0)
+        let windowMask: UInt32 = c.onsetWindow >= 32 ? .max : (1 << UInt32(c.onsetWindow)) - 1
+        let recent = voicedHistory & windowMask
+        if speaking {
+            if voiced || continues { lastSpeechFrame = frame }
+            let hangoverFrames = Int((c.hangover / AnalysisFormat.hopDuration).rounded())
+            if frame - lastSpeechFrame >= hangoverFrames {
+                speaking = false
+                return .ended(lastSpeechFrame: lastSpeechFrame)
+            }
+            return .none
+        }
+        guard voiced, recent.nonzeroBitCount >= c.onsetFrames else { return .none }
+        speaking = true
+        lastSpeechFrame = frame
+        // Date the onset to the oldest voiced frame in the onset window.
+        let oldest = UInt32.bitWidth - 1 - recent.leadingZeroBitCount
+        onsetFrame = frame - oldest
+        return .started(onsetFrame: onsetFrame)
+    }
+
+    /// Ends a running utterance now (the stream is leaving).
+    mutating func stop() -> Change {
+        guard speaking else { return .none }
+        speaking = false
+        return .ended(lastSpeechFrame: lastSpeechFrame)
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+
+/// Every tunable of the engine, with units and defaults. Validated once, when the engine is made,
+/// so the per-frame path cannot fail.
+///
+/// Encodes to and decodes from JSON with the same keys (`{"vad":{"hangover":0.3}}`); a partial
+/// document keeps the defaults for what it leaves out.
+public struct EngineConfiguration: Codable, Sendable, Equatable {
+    /// Per-stream voice activity detection.
+    public var vad = VoiceActivityConfiguration()
+    /// Suppression of voices that leak into other participants' microphones.
+    public var leakage = LeakageConfiguration()
+    /// Dominant-speaker selection per room.
+    public var selection = SelectionConfiguration()
+    /// Time constant of the levels reported by `Engine.level(of:)` and ranked by
+    /// `Engine.activeSpeakers(in:)`, seconds. Default 0.3 s.
+    public var levelTimeConstant: Double = 0.3
+
+    public init() {}
+
+    /// Throws the first value found out of its range.
+    public func validate() throws(ConfigurationError) {
+        try vad.validate()
+        try leakage.validate()
+        try selection.validate()
+        try ConfigurationError.check(
+            levelTimeConstant >= 0.01 && levelTimeConstant <= 10, "levelTimeConstant", "0.01…10 s")
+    }
+}
+
+/// Overrides from JSON documents and `key=value` settings.
+extension EngineConfiguration {
+    /// A document or setting that does not fit the configuration.
+    public struct OverrideError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// This configuration with the values in a JSON object applied over it. Keys left out keep their
+    /// value; unknown keys are an error (a typo must not pass silently).
+    /// - Throws: `OverrideError` for malformed JSON, unknown keys or wrong types; `ConfigurationError`
+    ///   for values out of range.
+    public func overriding(json: Data) throws -> EngineConfiguration {
+        guard let patch = try? JSONSerialization.jsonObject(with: json) as? [String: Any] else {
+            throw OverrideError(description: "configuration: not a JSON object")
+        }
+        var base = try dictionary()
+        try Self.merge(patch, into: &base, path: "")
+        return try Self.decoded(base)
+    }
+
+    /// This configuration with one dotted key set, e.g. `setting("vad.hangover", to: "0.3")`.
+    public func setting(_ key: String, to value: String) throws -> EngineConfiguration {
+        let parts = key.split(separator: ".").map(String.init)
+        guard !parts.isEmpty else { throw OverrideError(description: "configuration: empty key") }
+        var patch: Any = try Self.parseScalar(value, key: key)
+        for part in parts.reversed() { patch = [part: patch] }
+        guard let object = patch as? [String: Any] else { throw OverrideError(description: "configuration: bad key \(key)") }
+        var base = try dictionary()
+        try Self.merge(object, into: &base, path: "")
+        return try Self.decoded(base)
+    }
+
+    /// All keys with their values, dotted, sorted: what `--config` accepts.
+    public func flattened() throws -> [(key: String, value: String)] {
+        var result: [(String, String)] = []
+        func walk(_ object: [String: Any], _ prefix: String) {
+            for (key, value) in object.sorted(by: { $0.key < $1.key }) {
+                if let nested = value as? [String: Any] {
+                    walk(nested, prefix + key + ".")
+                } else {
+                    result.append((prefix + key, "\(value)"))
+                }
+            }
+        }
+        walk(try dictionary(), "")
+        return result
+    }
+
+    private func dictionary() throws -> [String: Any] {
+        let data = try JSONEncoder().encode(self)
+        return try JSONSerialization.jsonObject(with: data) as! [String: Any]
+    }
+
+    private static func decoded(_ object: [String: Any]) throws -> EngineConfiguration {
+        let data = try JSONSerialization.data(withJSONObject: object)
+        let configuration: EngineConfiguration
+        do {
+            configuration = try JSONDecoder().decode(EngineConfiguration.self, from: data)
+        } catch {
+            throw OverrideError(description: "configuration: a value has the wrong type (\(error))")
+        }
+        try configuration.validate()
+        return configuration
+    }
+
+    private static func merge(_ patch: [String: Any], into base: inout [String: Any], path: String) throws {
+        for (key, value) in patch {
+            let dotted = path.isEmpty ? key : path + "." + key
+            guard let existing = base[key] else {
+                throw OverrideError(description: "configuration: unknown key \(dotted)")
+            }
+            if var nested = existing as? [String: Any] {
+                guard let nestedPatch = value as? [String: Any] else {
+                    throw OverrideError(description: "configuration: \(dotted) is a group of settings, not a value")
+                }
+                try merge(nestedPatch, into: &nested, path: dotted)
+                base[key] = nested
+            } else {
+                guard !(value is [String: Any]) else {
+                    throw OverrideError(description: "configuration: \(dotted) is a value, not a group")
+                }
+                base[key] = value
+            }
+        }
+    }
+
+    private static func parseScalar(_ text: String, key: String) throws -> Any {
+        if text == "true" { return true }
+        if text == "false" { return false }
+        if let integer = Int(text) { return integer }
+        if let number = Double(text) { return number }
+        throw OverrideError(description: "configuration: \(key)=\(text): expected a number, true or false")
+    }
+}

@@ -1,0 +1,48 @@
+/// Everything the engine keeps for one stream. Owned by the engine; touched by one thread per tick.
+final class StreamChannel {
+    let name: String
+    let room: Int
+    var spectral: SpectralState
+    var vad = VoiceActivityDetector()
+    var envelope = EnergyEnvelope()
+    var activity = SpeakerActivity()
+    var statistics = TalkStatistics()
+
+    /// The hop submitted for the next tick.
+    var pending: [Float]
+    var hasPending = false
+
+    /// Features of the last analysed frame.
+    var features = FrameFeatures()
+    /// Frame evidence before leakage suppression.
+    var voiced = false
+    var continues = false
+    /// True when this frame's evidence was judged a neighbour's voice.
+    var leak = false
+    /// Own speech level in dBFS, learnt from frames counted as this stream's speech.
+    var speechLevel: Float
+    /// Smoothed mean square of the hops, for reported levels.
+    var smoothedMeanSquare: Float = 0
+
+    init(name: String, room: Int, configuration: EngineConfiguration) {
+        self.name = name
+        self.room = room
+        spectral = SpectralState(configuration: configuration.vad)
+        pending = [Float](repeating: 0, count: AnalysisFormat.hopSize)
+        speechLevel = configuration.leakage.initialSpeechLevel
+    }
+
+    /// Smoothed level in dBov.
+    var level: Float { Levels.dBFS(meanSquare: smoothedMeanSquare) }
+}
+
+/// The streams of one room and its floor.
+final class RoomState {
+    let name: String
+    var members: [Int] = []
+    var floor = FloorSelector()
+    /// Scratch for the streams with speech evidence this frame (capacity kept at the member count).
+    var candidates: [Int] = []
+
+    init(name: String) { self.name = name }
+}

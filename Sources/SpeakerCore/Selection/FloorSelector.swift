@@ -1,0 +1,118 @@
+/// Tunables of dominant-speaker selection. Times in seconds.
+public struct SelectionConfiguration: Codable, Sendable, Equatable {
+    /// With no speech in the room for this long, the dominant speaker becomes nobody. Default 1.0 s.
+    public var releaseAfter: Double = 1.0
+    /// A holder silent this long has finished its turn; shorter pauses are inside a turn. Default 0.7 s.
+    public var turnEndPause: Double = 0.7
+    /// Speech a challenger needs to take the floor from a holder who has finished. Default 0.2 s.
+    public var turnStart: Double = 0.2
+    /// Speech a challenger needs to take the floor from a holder who is still talking: bursts shorter
+    /// than this (backchannels such as "yeah") never take it. Default 0.8 s.
+    public var interruption: Double = 0.8
+    /// Lead in speech activity over the last second a challenger needs over a talking holder, 0…1. Default 0.15.
+    public var interruptionMargin: Float = 0.15
+    /// Speech the first speaker after a silence needs to take the floor from nobody. Default 0.2 s.
+    public var firstSpeaker: Double = 0.2
+    /// Time constant of the speech-activity scores, seconds. Default 1.0 s.
+    public var activityTimeConstant: Double = 1.0
+
+    public init() {}
+
+    func validate() throws(ConfigurationError) {
+        try ConfigurationError.check(releaseAfter >= 0.1 && releaseAfter <= 30, "selection.releaseAfter", "0.1…30 s")
+        try ConfigurationError.check(turnEndPause >= 0 && turnEndPause <= 10, "selection.turnEndPause", "0…10 s")
+        try ConfigurationError.check(turnStart >= 0 && turnStart <= 10, "selection.turnStart", "0…10 s")
+        try ConfigurationError.check(interruption >= 0 && interruption <= 10, "selection.interruption", "0…10 s")
+        try ConfigurationError.check(
+            interruptionMargin >= 0 && interruptionMargin <= 1, "selection.interruptionMargin", "0…1")
+        try ConfigurationError.check(firstSpeaker >= 0 && firstSpeaker <= 10, "selection.firstSpeaker", "0…10 s")
+        try ConfigurationError.check(
+            activityTimeConstant >= 0.05 && activityTimeConstant <= 30, "selection.activityTimeConstant", "0.05…30 s")
+    }
+}
+
+/// What the floor selector knows of one stream at the current frame.
+struct SpeakerActivity {
+    /// The stream is inside an utterance (VAD state, after leakage suppression).
+    var speaking = false
+    /// Frame index of the running utterance's onset.
+    var onsetFrame = 0
+    /// Frame index of the last frame with speech evidence.
+    var lastSpeechFrame = Int.min / 2
+    /// Exponential average of per-frame speech evidence (0/1) over `activityTimeConstant`.
+    var activity: Float = 0
+}
+
+/// Picks the dominant speaker of one room, with hysteresis.
+///
+/// - From nobody: the first stream to speak for `firstSpeaker` takes the floor.
+/// - From a holder who has been silent for `turnEndPause` (the turn is over): a stream speaking for
+///   `turnStart` takes it. A pause shorter than `turnEndPause` keeps the floor with the holder.
+/// - From a holder who is still talking: only a stream that has spoken for `interruption` and leads
+///   the holder's activity over the last second by `interruptionMargin` takes it, so backchannels,
+///   coughs and clicks (which the VAD mostly rejects anyway) never do.
+/// - With nobody speaking for `releaseAfter`, the floor goes to nobody.
+/// Among several challengers, the one that has spoken longest wins.
+struct FloorSelector {
+    private(set) var holder: Int?
+
+    /// Decides the holder at frame `now`; returns the new holder when it changed.
+    /// - Parameters:
+    ///   - members: the room's stream indices.
+    ///   - activity: activity per stream index.
+    mutating func update(
+        now: Int, members: UnsafeBufferPointer<Int>, activity: (Int) -> SpeakerActivity,
+        configuration c: SelectionConfiguration
+    ) -> (changed: Bool, holder: Int?) {
+        let hop = AnalysisFormat.hopDuration
+        func frames(_ seconds: Double) -> Int { Int((seconds / hop).rounded()) }
+
+        var lastSpeechInRoom = Int.min / 2
+        var best: Int? = nil
+        var bestRun = -1
+        for index in members {
+            let a = activity(index)
+            lastSpeechInRoom = max(lastSpeechInRoom, a.lastSpeechFrame)
+            guard a.speaking, index != holder else { continue }
+            let run = now - a.onsetFrame + 1
+            if run > bestRun {
+                bestRun = run
+                best = index
+            }
+        }
+
+        if let current = holder {
+            if now - lastSpeechInRoom >= frames(c.releaseAfter) {
+                holder = nil
+                return (true, nil)
+            }
+            guard let challenger = best else { return (false, holder) }
+            let held = activity(current)
+            let holderSilence = now - held.lastSpeechFrame
+            let takes: Bool
+            if holderSilence >= frames(c.turnEndPause) {
+                takes = bestRun >= frames(c.turnStart)
+            } else {
+                takes = bestRun >= frames(c.interruption)
+                    && activity(challenger).activity >= held.activity + c.interruptionMargin
+            }
+            if takes {
+                holder = challenger
+                return (true, challenger)
+            }
+            return (false, holder)
+        }
+        if let challenger = best, bestRun >= frames(c.firstSpeaker) {
+            holder = challenger
+            return (true, challenger)
+        }
+        return (false, nil)
+    }
+
+    /// Forgets a stream that leaves the room; returns true when it held the floor.
+    mutating func remove(_ index: Int) -> Bool {
+        guard holder == index else { return false }
+        holder = nil
+        return true
+    }
+}

@@ -1,0 +1,44 @@
+/// What the engine measures in one 10 ms frame of one stream.
+///
+/// Energy, level and zero-crossing rate describe the newest hop (160 samples); the spectral
+/// features describe the 32 ms window that ends with it (Hann-windowed, 512-point real FFT).
+public struct FrameFeatures: Sendable, Equatable {
+    /// Energy of the hop in dBFS (a full-scale sine is −3 dBFS; an all-zero hop −127).
+    public var energyDBFS: Float = Levels.floorDBFS
+    /// RFC 6464 level of the hop: 0 (0 dBov) … 127 (silence).
+    public var level: UInt8 = 127
+    /// Sign changes per sample in the hop, 0…1.
+    public var zeroCrossingRate: Float = 0
+    /// Energy per band (see `SpectralBands`) in dBFS: the band's share of the window's mean square.
+    public var bandEnergyDB = SIMD16<Float>(repeating: Levels.floorDBFS)
+    /// Energy per band above the stream's tracked noise floor, in dB (≥ 0 up to estimation noise).
+    public var bandSNR = SIMD16<Float>()
+    /// Mean over the speech bands (125 Hz – 5.25 kHz) of the band SNR clamped to 0…30 dB.
+    public var segmentalSNR: Float = 0
+    /// Spectral flatness over 156 Hz – 5.25 kHz, 0 (a pure tone) … 1 (white noise), from band
+    /// energies per hertz: geometric mean ÷ arithmetic mean.
+    public var flatness: Float = 1
+    /// Power-weighted mean frequency of the window, in Hz.
+    public var centroidHz: Float = 0
+    /// Mean rise of band energy since the previous frame, in dB (only rises count): onsets are large.
+    public var flux: Float = 0
+    /// Periodicity of the part of the spectrum above the noise floor, 0…1: the highest normalised
+    /// autocorrelation at lags 2.5–12 ms (pitch 83–400 Hz) of the noise-subtracted 0.16–4 kHz
+    /// spectrum. Voiced speech is 0.6–0.95; stationary noise, hum, fans and keyboard clicks are low.
+    public var periodicity: Float = 0
+    /// The pitch of the best lag, in Hz, meaningful when `periodicity` is high.
+    public var pitchHz: Float = 0
+
+    public init() {}
+}
+
+/// The 16 analysis bands: edges in FFT bins of 31.25 Hz, roughly uniform on the mel scale.
+public enum SpectralBands {
+    /// Lower edge (inclusive) of each band, and the upper edge of the last, in bins.
+    /// Bands: 62–156, 156–250, 250–375, 375–500, 500–656, 656–812, 812–1000, 1000–1250, 1250–1500,
+    /// 1500–1875, 1875–2250, 2250–2750, 2750–3375, 3375–4000, 4000–5250, 5250–8000 Hz.
+    public static let edges: [Int] = [2, 5, 8, 12, 16, 21, 26, 32, 40, 48, 60, 72, 88, 108, 128, 168, 257]
+    /// Bands that carry speech evidence (156 Hz – 5.25 kHz): band 0 holds mains hum, band 15 hiss.
+    public static let speechBands = 1..<15
+    static let count = 16
+}

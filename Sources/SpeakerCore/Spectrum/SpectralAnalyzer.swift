@@ -1,0 +1,194 @@
+import Foundation
+
+/// The spectral memory of one stream: the last 32 ms of samples, the noise tracker and the previous
+/// frame's band energies. About 9 KiB.
+struct SpectralState {
+    /// The last `windowSize` samples, oldest first.
+    var history: [Float]
+    var noise: NoiseTracker
+    var previousBandDB: SIMD16<Float>
+
+    init(configuration: VoiceActivityConfiguration) {
+        history = [Float](repeating: 0, count: AnalysisFormat.windowSize)
+        noise = NoiseTracker(
+            binCount: AnalysisFormat.binCount,
+            smoothing: 0.7,
+            subwindowFrames: max(1, Int((configuration.noiseWindow / 4 / AnalysisFormat.hopDuration).rounded())),
+            subwindowCount: 4,
+            bias: configuration.noiseBias,
+            minimumPower: SpectralAnalyzer.minimumBinPower)
+        previousBandDB = SIMD16(repeating: Levels.floorDBFS)
+    }
+}
+
+/// Computes `FrameFeatures` for one hop of one stream. One analyzer per worker thread: it owns the
+/// FFT scratch memory; the per-stream memory lives in each stream's `SpectralState`.
+///
+/// Real-time safe: `analyze` allocates nothing, takes no lock and cannot fail.
+final class SpectralAnalyzer {
+    /// Per-bin power below which noise is not tracked: about −96 dBFS spread over all bins.
+    static let minimumBinPower: Float = 1e-12
+    /// Size of the inverse transform for periodicity: bins 0…128 (0–4 kHz) read as an 8 kHz spectrum.
+    static let autocorrelationSize = 256
+    /// Autocorrelation lags searched, in 8 kHz samples: 2.5 ms (400 Hz) to 12 ms (83 Hz).
+    static let lagRange = 20...96
+    /// Bins whose noise-subtracted power feeds the periodicity measure: 156 Hz – 3.97 kHz.
+    static let periodicityBins = 5...127
+
+    private let workspace: SpectralWorkspace
+    private let window: [Float]
+    /// Normalised autocorrelation of the window at each searched lag (Boersma's correction).
+    private let windowAutocorrelation: [Float]
+    /// Scale from |X_k|² to a bin's share of the window's mean square (one-sided, Parseval).
+    private let powerScale: Float
+    private let overSubtraction: Float
+
+    /// Power per bin of the current frame (scratch).
+    private var power: [Float]
+
+    init(overSubtraction: Float) {
+        let n = AnalysisFormat.windowSize
+        workspace = SpectralWorkspace(windowSize: n, autocorrelationSize: Self.autocorrelationSize)
+        // Periodic Hann window.
+        let hann = (0..<n).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(n))) }
+        window = hann
+        let energy = hann.reduce(0) { $0 + $1 * $1 }
+        powerScale = 2 / (Float(n) * energy)
+        // A lag of L samples at 8 kHz is 2L samples at 16 kHz.
+        var correction = [Float](repeating: 1, count: Self.lagRange.upperBound + 1)
+        for lag in Self.lagRange {
+            var sum: Float = 0
+            for i in 0..<(n - 2 * lag) { sum += hann[i] * hann[i + 2 * lag] }
+            correction[lag] = sum / energy
+        }
+        windowAutocorrelation = correction
+        power = [Float](repeating: 0, count: AnalysisFormat.binCount)
+        self.overSubtraction = overSubtraction
+    }
+
+    /// Appends one hop to the stream's history and measures the frame.
+    /// - Parameters:
+    ///   - hop: `AnalysisFormat.hopSize` samples, full scale ±1.
+    ///   - state: the stream's spectral memory, updated.
+    /// - Returns: the frame's features.
+    /// - Complexity: one 512-point real FFT, one 256-point inverse FFT, O(window) vector work.
+    func analyze(hop: UnsafeBufferPointer<Float>, state: inout SpectralState) -> FrameFeatures {
+        let hopSize = AnalysisFormat.hopSize
+        precondition(hop.count == hopSize, "a hop is \(hopSize) samples")
+        var features = FrameFeatures()
+
+        // Time domain: energy, level, zero crossings of the new hop.
+        let meanSquare = Kernels.sumOfSquares(hop) / Float(hopSize)
+        features.energyDBFS = Levels.dBFS(meanSquare: meanSquare)
+        features.level = Levels.rfc6464Level(meanSquare: meanSquare)
+        features.zeroCrossingRate = Float(Kernels.zeroCrossings(hop)) / Float(hopSize - 1)
+
+        // Slide the window: drop the oldest hop, append the new one.
+        let n = AnalysisFormat.windowSize
+        state.history.withUnsafeMutableBufferPointer { history in
+            let base = history.baseAddress!
+            base.update(from: base + hopSize, count: n - hopSize)
+            (base + n - hopSize).update(from: hop.baseAddress!, count: hopSize)
+            window.withUnsafeBufferPointer { w in
+                Kernels.multiply(UnsafeBufferPointer(history), w, into: workspace.windowed.buffer)
+            }
+        }
+        workspace.transformWindowed()
+
+        // Power spectrum, scaled so that the bins add up to the window's mean square.
+        let bins = AnalysisFormat.binCount
+        let spectrum = workspace.spectrum.pointer
+        var weightedSum: Float = 0, totalPower: Float = 0
+        power.withUnsafeMutableBufferPointer { p in
+            for k in 0..<bins {
+                let re = spectrum[2 * k], im = spectrum[2 * k + 1]
+                let value = (re * re + im * im) * powerScale
+                p[k] = value
+                weightedSum += value * Float(k)
+                totalPower += value
+            }
+            state.noise.update(power: UnsafeBufferPointer(p))
+        }
+        features.centroidHz = totalPower > 0 ? weightedSum / totalPower * AnalysisFormat.binSpacing : 0
+
+        // Band energies and their SNR against the tracked noise.
+        var bandPower = SIMD16<Float>(), bandNoise = SIMD16<Float>(), bandWidth = SIMD16<Float>()
+        power.withUnsafeBufferPointer { p in
+            state.noise.noise.withUnsafeBufferPointer { noise in
+                let edges = SpectralBands.edges
+                for band in 0..<SpectralBands.count {
+                    let lo = edges[band], hi = edges[band + 1]
+                    let count = hi - lo
+                    bandPower[band] = Kernels.sum(UnsafeBufferPointer(rebasing: p[lo..<hi]))
+                    bandNoise[band] = Kernels.sum(UnsafeBufferPointer(rebasing: noise[lo..<hi]))
+                    bandWidth[band] = Float(count)
+                }
+            }
+        }
+        let tiny = SIMD16<Float>(repeating: 1e-14)
+        let bandDB = FastMath.decibels(pointwiseMax(bandPower, tiny))
+        features.bandEnergyDB = bandDB
+        let snr = pointwiseMax(bandDB - FastMath.decibels(pointwiseMax(bandNoise, tiny)), SIMD16())
+        features.bandSNR = snr
+        var clampedSum: Float = 0
+        for band in SpectralBands.speechBands { clampedSum += min(snr[band], 30) }
+        features.segmentalSNR = clampedSum / Float(SpectralBands.speechBands.count)
+
+        // Flux: mean rise in dB per band since the previous frame.
+        let rise = pointwiseMax(bandDB - state.previousBandDB, SIMD16())
+        features.flux = rise.sum() / 16
+        state.previousBandDB = bandDB
+
+        // Flatness from energies per bin of the bands 1…14: exp(mean log) / mean.
+        let density = bandPower / bandWidth
+        let logDensity = FastMath.log2(pointwiseMax(density, tiny))
+        var logSum: Float = 0, linearSum: Float = 0
+        for band in SpectralBands.speechBands {
+            logSum += logDensity[band]
+            linearSum += density[band]
+        }
+        let count = Float(SpectralBands.speechBands.count)
+        features.flatness = linearSum > 0 ? min(1, exp2f(logSum / count) / (linearSum / count)) : 1
+
+        (features.periodicity, features.pitchHz) = periodicity(noise: state.noise.noise)
+        return features
+    }
+
+    /// Normalised autocorrelation peak of the noise-subtracted 0.16–4 kHz power spectrum.
+    ///
+    /// 1. Keep, per bin, the power above `overSubtraction ×` the noise estimate, so stationary noise
+    ///    and hum (already in the estimate) contribute nothing.
+    /// 2. Read bins 0…128 (0–4 kHz, 31.25 Hz apart) as the spectrum of an 8 kHz signal and inverse
+    ///    transform it: by Wiener–Khinchin the result is that signal's autocorrelation r(lag).
+    /// 3. Divide r(lag)/r(0) by the Hann window's own normalised autocorrelation at that lag
+    ///    (Boersma 1993), so a perfectly periodic signal scores ≈ 1 at its period.
+    private func periodicity(noise: [Float]) -> (Float, Float) {
+        let input = workspace.autocorrelationSpectrum.pointer
+        let halfPlusOne = Self.autocorrelationSize / 2 + 1
+        input.initialize(repeating: 0, count: 2 * halfPlusOne)
+        var excess: Float = 0
+        power.withUnsafeBufferPointer { p in
+            noise.withUnsafeBufferPointer { nz in
+                for k in Self.periodicityBins {
+                    let value = max(p[k] - overSubtraction * nz[k], 0)
+                    input[2 * k] = value
+                    excess += value
+                }
+            }
+        }
+        guard excess > Self.minimumBinPower else { return (0, 0) }
+        workspace.transformAutocorrelation()
+        let r = workspace.autocorrelation.pointer
+        let r0 = r[0]
+        guard r0 > 0 else { return (0, 0) }
+        var best: Float = 0, bestLag = Self.lagRange.lowerBound
+        for lag in Self.lagRange {
+            let value = r[lag] / (r0 * windowAutocorrelation[lag])
+            if value > best {
+                best = value
+                bestLag = lag
+            }
+        }
+        return (min(best, 1), 8000 / Float(bestLag))
+    }
+}

@@ -1,0 +1,104 @@
+import COpus
+
+/// Decodes mono Opus packets (one per RTP payload, say) to `Float` samples at a chosen rate, with
+/// packet-loss concealment.
+///
+/// The caller owns the output buffers, so decoding allocates nothing. One decoder per stream; not thread-safe.
+public final class OpusPacketDecoder {
+    /// Output samples per second: 8000, 12000, 16000, 24000 or 48000.
+    public let sampleRate: Int
+    /// The most samples one packet can decode to (120 ms): size output buffers with this.
+    public var maximumPacketSamples: Int { sampleRate * 120 / 1000 }
+    /// Samples in 2.5 ms, the step that concealment durations must be a multiple of.
+    public var concealmentGranule: Int { sampleRate / 400 }
+
+    private let decoder: OpaquePointer
+
+    /// Creates a mono decoder.
+    ///
+    /// The corresponding C function is `opus_decoder_create`.
+    ///
+    /// - Parameter sampleRate: Output rate in Hz, one of 8000, 12000, 16000, 24000, 48000 (a caller bug otherwise).
+    ///   Opus decodes to any of them whatever rate the sender encoded at.
+    /// - Throws: `.codecFailed(operation: "opus_decoder_create")` if libopus fails (out of memory).
+    public init(sampleRate: Int = 16000) throws {
+        precondition(OpusStatus.supportedRates.contains(sampleRate), "Opus decodes at 8, 12, 16, 24 or 48 kHz")
+        self.sampleRate = sampleRate
+        var status: Int32 = 0
+        let decoder = opus_decoder_create(Int32(sampleRate), 1, &status)
+        guard let decoder, status == OPUS_OK else {
+            throw OpusStatus.error(
+                status == OPUS_OK ? OPUS_ALLOC_FAIL : status, "opus_decoder_create",
+                subject: .processor("Opus decoder (\(sampleRate) Hz)"))
+        }
+        self.decoder = decoder
+    }
+
+    deinit {
+        opus_decoder_destroy(decoder)
+    }
+
+    /// Decodes one packet.
+    ///
+    /// The corresponding C function is `opus_decode_float`.
+    ///
+    /// - Parameters:
+    ///   - packet: One complete Opus packet (1…1275 bytes per frame; up to 120 ms of audio).
+    ///   - output: Receives the samples; at least the packet's duration (`maximumPacketSamples` always suffices).
+    /// - Returns: Samples written (at `sampleRate`), e.g. 320 for a 20 ms packet at 16 kHz.
+    /// - Throws: `.invalidPacket` for an empty or malformed packet, `.codecFailed` (libopus "buffer too small")
+    ///   if `output` is shorter than the packet. The decoder stays usable.
+    /// - Complexity: O(packet duration). Allocates nothing on success.
+    public func decode(packet: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        precondition(!output.isEmpty, "output buffer is empty")
+        // libopus treats a zero-length packet as a lost one; here that is the caller's `concealLoss`.
+        guard let bytes = packet.baseAddress, packet.count > 0, packet.count <= Int(Int32.max) else {
+            throw OpusStatus.error(OPUS_INVALID_PACKET, "opus_decode_float", subject: subject)
+        }
+        let status = opus_decode_float(
+            decoder, bytes.assumingMemoryBound(to: UInt8.self), Int32(packet.count),
+            output.baseAddress!, Int32(clamping: output.count), 0)
+        return try OpusStatus.check(status, "opus_decode_float", subject: subject)
+    }
+
+    /// Synthesises audio for lost packets (packet-loss concealment), continuing the last decoded signal.
+    ///
+    /// Pass the duration of the missing packets (e.g. `lastPacketDuration` per lost packet); libopus conceals in
+    /// steps of at most 20 ms and fades towards silence over long gaps. Before any packet was decoded it gives silence.
+    /// The corresponding C function is `opus_decode_float` with NULL data.
+    ///
+    /// - Parameters:
+    ///   - samples: Samples to synthesise, > 0 and a multiple of `concealmentGranule` (2.5 ms).
+    ///   - output: Receives them; at least `samples` long.
+    /// - Returns: `samples`.
+    /// - Throws: `.codecFailed` if libopus refuses.
+    /// - Complexity: O(samples). Allocates nothing on success.
+    public func concealLoss(samples: Int, into output: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        precondition(samples > 0 && samples % concealmentGranule == 0, "conceal a positive multiple of 2.5 ms")
+        precondition(output.count >= samples, "output is shorter than the concealed duration")
+        let status = opus_decode_float(decoder, nil, 0, output.baseAddress!, Int32(samples), 0)
+        return try OpusStatus.check(status, "opus_decode_float", subject: subject)
+    }
+
+    /// Samples (at `sampleRate`) of the last decoded or concealed packet, 0 before the first.
+    ///
+    /// The corresponding C function is `opus_decoder_ctl(OPUS_GET_LAST_PACKET_DURATION)`.
+    public var lastPacketDuration: Int {
+        var samples: Int32 = 0
+        _ = as_opus_decoder_last_packet_duration(decoder, &samples)
+        return Int(samples)
+    }
+
+    /// Forgets the stream history (as for a new stream or after a long gap).
+    ///
+    /// The corresponding C function is `opus_decoder_ctl(OPUS_RESET_STATE)`.
+    public func reset() {
+        let status = as_opus_decoder_reset(decoder)
+        precondition(status == OPUS_OK, "OPUS_RESET_STATE cannot fail on a valid decoder")
+    }
+
+    private var subject: SpeakerIOError.Subject { .processor("Opus decoder (\(sampleRate) Hz)") }
+}
+
+@available(*, unavailable, message: "OpusPacketDecoder wraps one OpusDecoder, which libopus does not share between threads")
+extension OpusPacketDecoder: Sendable {}

@@ -1,0 +1,6 @@
+@main
+struct ActiveSpeaker {
+    static func main() {
+        print("activespeaker: under construction")
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+
+/// A small deterministic random number generator (SplitMix64) so tests are reproducible.
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A uniformly distributed Float in [-1, 1).
+    public mutating func nextSignedUnit() -> Float {
+        Float(next() >> 40) / Float(1 << 23) - 1
+    }
+
+    /// A standard normal sample (Box–Muller).
+    public mutating func nextGaussian() -> Float {
+        let u1 = max(Double(next() >> 11) / Double(1 << 53), 1e-300)
+        let u2 = Double(next() >> 11) / Double(1 << 53)
+        return Float((-2 * log(u1)).squareRoot() * cos(2 * Double.pi * u2))
+    }
+}
