@@ -3,24 +3,31 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
     /// Length of the minimum-statistics window of the noise tracker. Longer resists long vowels,
     /// shorter follows rising noise sooner. Default 1.6 s.
     public var noiseWindow: Double = 1.6
-    /// Factor between the tracked minimum and the mean noise power (minimum statistics bias). Default 1.5.
-    public var noiseBias: Float = 1.5
-    /// How many times the noise estimate is removed from each bin before periodicity is measured. Default 2.
-    public var overSubtraction: Float = 2
+    /// Factor between the tracked minimum and the mean noise power (minimum statistics bias). Default 3.
+    public var noiseBias: Float = 3
+    /// Periodicity is measured on each bin's power ÷ (this × its noise estimate), floored at 1, so
+    /// that only what rises above the noise can look periodic. Default 1.
+    public var overSubtraction: Float = 1
     /// Hops quieter than this (dBFS) are never speech. Default −65 dBFS.
     public var minimumLevel: Float = -65
-    /// Segmental SNR (dB) a voiced frame needs. Default 4 dB.
-    public var voicedSNR: Float = 4
-    /// Periodicity a voiced frame needs, 0…1. Default 0.45.
-    public var voicedPeriodicity: Float = 0.45
-    /// Segmental SNR (dB) that keeps an unvoiced frame inside a running utterance. Default 6 dB.
-    public var unvoicedSNR: Float = 6
+    /// Segmental SNR (dB) a voiced frame needs. Default 3 dB.
+    public var voicedSNR: Float = 3
+    /// Periodicity a voiced frame needs, 0…1. Default 0.3.
+    public var voicedPeriodicity: Float = 0.3
+    /// Segmental SNR (dB) that keeps an unvoiced frame inside a running utterance. Default 5 dB.
+    public var unvoicedSNR: Float = 5
     /// Speech frames among the last `onsetWindow` hops that start an utterance. Default 3.
     public var onsetFrames: Int = 3
     /// Hops examined for an onset. Default 5 (50 ms).
     public var onsetWindow: Int = 5
     /// Time without a speech frame that ends an utterance. Default 0.25 s.
     public var hangover: Double = 0.25
+    /// Mean periodicity over 320 ms at or above which a sound is a sustained tone (music), not
+    /// speech, 0…1. Default 0.88; 1 turns the test off.
+    public var tonePeriodicity: Float = 0.88
+    /// Mean spectral flux (dB) over 320 ms below which a periodic sound is sustained, not speech.
+    /// Default 0.7 dB; 0 turns the test off.
+    public var toneFlux: Float = 0.7
 
     public init() {}
 
@@ -28,7 +35,7 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
     func validate() throws(ConfigurationError) {
         try ConfigurationError.check(noiseWindow >= 0.4 && noiseWindow <= 10, "vad.noiseWindow", "0.4…10 s")
         try ConfigurationError.check(noiseBias >= 1 && noiseBias <= 10, "vad.noiseBias", "1…10")
-        try ConfigurationError.check(overSubtraction >= 0 && overSubtraction <= 10, "vad.overSubtraction", "0…10")
+        try ConfigurationError.check(overSubtraction >= 0.1 && overSubtraction <= 10, "vad.overSubtraction", "0.1…10")
         try ConfigurationError.check(minimumLevel >= -127 && minimumLevel <= 0, "vad.minimumLevel", "−127…0 dBFS")
         try ConfigurationError.check(voicedSNR >= 0 && voicedSNR <= 40, "vad.voicedSNR", "0…40 dB")
         try ConfigurationError.check(
@@ -38,6 +45,8 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
         try ConfigurationError.check(
             onsetFrames >= 1 && onsetFrames <= onsetWindow, "vad.onsetFrames", "1…onsetWindow hops")
         try ConfigurationError.check(hangover >= 0 && hangover <= 5, "vad.hangover", "0…5 s")
+        try ConfigurationError.check(tonePeriodicity >= 0 && tonePeriodicity <= 1, "vad.tonePeriodicity", "0…1")
+        try ConfigurationError.check(toneFlux >= 0 && toneFlux <= 20, "vad.toneFlux", "0…20 dB")
     }
 }
 

@@ -64,6 +64,7 @@ public final class Engine {
         let index = channels.count - 1
         state.members.append(index)
         state.candidates.reserveCapacity(state.members.count)
+        state.sources.reserveCapacity(state.members.count)
         events.reserveCapacity(2 * channels.count + 2 * rooms.count + 16)
         return StreamID(rawValue: index)
     }
@@ -115,15 +116,28 @@ public final class Engine {
     /// - Complexity: per stream one 512-point and one 256-point FFT; per room O(speakers²) for leakage.
     public func tick() {
         let frame = ticks
-        for case let channel? in channels { analyze(channel) }
-        for case let room? in rooms { decide(room, roomID: room, frame: frame) }
+        // Index loops: iterating the arrays themselves allocates an iterator context in debug builds.
+        var index = 0
+        while index < channels.count {
+            if let channel = channels[index] { analyze(channel) }
+            index += 1
+        }
+        index = 0
+        while index < rooms.count {
+            if let room = rooms[index] { decide(room, roomIndex: index, frame: frame) }
+            index += 1
+        }
         ticks += 1
     }
 
     /// Hands every event since the last call to `body`, oldest first, and forgets them. Real-time safe.
     public func consumeEvents(_ body: (EngineEvent) throws -> Void) rethrows {
         defer { events.removeAll(keepingCapacity: true) }
-        for event in events { try body(event) }
+        var index = 0
+        while index < events.count {
+            try body(events[index])
+            index += 1
+        }
     }
 
     // MARK: State queries
@@ -167,35 +181,53 @@ public final class Engine {
             analyzer.analyze(hop: hop, state: &channel.spectral)
         }
         channel.features = features
-        channel.voiced = VoiceActivityDetector.isVoiced(features, configuration.vad)
-        channel.continues = VoiceActivityDetector.continuesSpeech(features, configuration.vad)
+        let tonal = channel.tone.update(periodicity: features.periodicity, flux: features.flux, configuration: configuration.vad)
+        channel.voiced = !tonal && VoiceActivityDetector.isVoiced(features, configuration.vad)
+        channel.continues = !tonal && VoiceActivityDetector.continuesSpeech(features, configuration.vad)
         channel.leak = false
-        channel.envelope.append(features.energyDBFS)
+        channel.envelope.append(features.speechBandExcessDB)
         let meanSquare = Float.pow10(features.energyDBFS / 10)
         channel.smoothedMeanSquare = levelSmoothing * channel.smoothedMeanSquare + (1 - levelSmoothing) * meanSquare
     }
 
-    private func decide(_ room: RoomState, roomID: RoomState, frame: Int) {
+    private func decide(_ room: RoomState, roomIndex: Int, frame: Int) {
         let time = endTime(ofFrame: frame)
         // 1. Which streams show speech evidence, and which of those only carry a neighbour's voice.
         room.candidates.removeAll(keepingCapacity: true)
-        for index in room.members {
+        room.sources.removeAll(keepingCapacity: true)
+        var position = 0
+        while position < room.members.count {
+            let index = room.members[position]
             let channel = channels[index]!
-            if channel.voiced || (channel.vad.speaking && channel.continues) { room.candidates.append(index) }
+            let evidence = channel.voiced || (channel.vad.speaking && channel.continues)
+            if evidence { room.candidates.append(index) }
+            if evidence || channel.vad.speaking { room.sources.append(index) }
+            position += 1
         }
-        if room.candidates.count > 1 {
+        if !room.candidates.isEmpty && room.sources.count > 1 {
             room.candidates.withUnsafeBufferPointer { candidates in
-                LeakageFilter.mark(
-                    candidates: candidates,
-                    relativeLevel: { self.channels[$0]!.features.energyDBFS - self.channels[$0]!.speechLevel },
-                    envelope: { self.channels[$0]!.envelope },
-                    configuration: configuration.leakage,
-                    isLeak: { self.channels[$0]!.leak = true })
+                room.sources.withUnsafeBufferPointer { sources in
+                    LeakageFilter.mark(
+                        candidates: candidates,
+                        sources: sources,
+                        relativeLevel: { index, frames in
+                            let channel = self.channels[index]!
+                            let loudest = frames == 1
+                                ? channel.features.speechBandExcessDB : channel.envelope.recentMaximum(frames: frames)
+                            return loudest - channel.speechLevel
+                        },
+                        envelope: { self.channels[$0]!.envelope },
+                        configuration: configuration.leakage,
+                        isLeak: { self.channels[$0]!.leak = true })
+                }
             }
         }
         // 2. Each stream's utterance state.
         let selection = configuration.selection
-        for index in room.members {
+        position = 0
+        while position < room.members.count {
+            let index = room.members[position]
+            position += 1
             let channel = channels[index]!
             let voiced = channel.voiced && !channel.leak
             let continues = channel.continues && !channel.leak
@@ -213,7 +245,7 @@ public final class Engine {
             if speechFrame {
                 channel.activity.lastSpeechFrame = frame
                 channel.speechLevel = speechLevelSmoothing * channel.speechLevel
-                    + (1 - speechLevelSmoothing) * channel.features.energyDBFS
+                    + (1 - speechLevelSmoothing) * channel.features.speechBandExcessDB
             }
             channel.activity.speaking = channel.vad.speaking
             channel.activity.onsetFrame = channel.vad.onsetFrame
@@ -227,12 +259,10 @@ public final class Engine {
                 now: frame, members: members, activity: { self.channels[$0]!.activity }, configuration: selection)
         }
         if changed {
-            let roomIndex = channels[room.members.first ?? 0]?.room ?? 0
             events.append(.dominant(room: RoomID(rawValue: roomIndex), stream: holder.map(StreamID.init), time: time))
             if let holder { channels[holder]!.statistics.turns += 1 }
         }
         if let holder { channels[holder]!.statistics.dominantTime += AnalysisFormat.hopDuration }
-        _ = roomID
     }
 
     // MARK: Helpers

@@ -5,6 +5,7 @@ final class StreamChannel {
     var spectral: SpectralState
     var vad = VoiceActivityDetector()
     var envelope = EnergyEnvelope()
+    var tone = SustainedToneDetector()
     var activity = SpeakerActivity()
     var statistics = TalkStatistics()
 
@@ -43,6 +44,8 @@ final class RoomState {
     var floor = FloorSelector()
     /// Scratch for the streams with speech evidence this frame (capacity kept at the member count).
     var candidates: [Int] = []
+    /// Scratch for the streams that may be the source of a leak: speaking or with evidence.
+    var sources: [Int] = []
 
     init(name: String) { self.name = name }
 }

@@ -3,11 +3,14 @@ public struct LeakageConfiguration: Codable, Sendable, Equatable {
     /// Turn leakage suppression on or off. Default on.
     public var enabled = true
     /// How much louder, relative to each stream's own speech level, the source must be than the
-    /// stream it leaks into. Default 6 dB.
-    public var margin: Float = 6
+    /// stream it leaks into, when their envelopes also correlate. Default 10 dB.
+    public var margin: Float = 10
     /// Correlation of the two streams' recent energy envelopes above which they carry the same
-    /// sound, 0…1. Default 0.6.
-    public var correlation: Float = 0.6
+    /// sound, 0…1. Default 0.2 (reverberation smears the leaked copy's envelope).
+    public var correlation: Float = 0.2
+    /// A level difference (as for `margin`) beyond which the quieter stream is leakage whatever the
+    /// correlation: no one talks that far below their own voice while another talks. Default 18 dB.
+    public var strongMargin: Float = 18
     /// Own speech level assumed for a stream that has not spoken yet, dBFS. Default −30.
     public var initialSpeechLevel: Float = -30
     /// Time constant of each stream's own speech level, seconds of speech. Default 2 s.
@@ -17,7 +20,9 @@ public struct LeakageConfiguration: Codable, Sendable, Equatable {
 
     func validate() throws(ConfigurationError) {
         try ConfigurationError.check(margin >= 0 && margin <= 60, "leakage.margin", "0…60 dB")
-        try ConfigurationError.check(correlation >= 0 && correlation <= 1, "leakage.correlation", "0…1")
+        try ConfigurationError.check(correlation >= -1 && correlation <= 1, "leakage.correlation", "−1…1")
+        try ConfigurationError.check(
+            strongMargin >= margin && strongMargin <= 80, "leakage.strongMargin", "margin…80 dB")
         try ConfigurationError.check(
             initialSpeechLevel >= -127 && initialSpeechLevel <= 0, "leakage.initialSpeechLevel", "−127…0 dBFS")
         try ConfigurationError.check(
@@ -31,15 +36,28 @@ public struct LeakageConfiguration: Codable, Sendable, Equatable {
 /// A voice that leaks into a neighbour's microphone arrives there a few milliseconds later, quieter and
 /// with the same syllable rhythm, so the two streams' frame energies (in dB) rise and fall together.
 /// Two different voices talking at once do not. `LeakageFilter` compares envelopes over the last 320 ms.
+/// The envelope holds each frame's speech-band energy above the noise floor, so steady noise flattens out.
 struct EnergyEnvelope {
     static let length = 32
-    /// Frame energies in dBFS, a ring of `length`.
+    /// Speech-band excess energies in dBFS, a ring of `length`.
     private var ring = [Float](repeating: Levels.floorDBFS, count: length)
     private var next = 0
 
     mutating func append(_ energyDBFS: Float) {
         ring[next] = energyDBFS
         next = (next + 1) % Self.length
+    }
+
+    /// The loudest speech-band excess energy over the last `frames` frames (at most `length`), dBFS.
+    func recentMaximum(frames: Int) -> Float {
+        var maximum = Levels.floorDBFS
+        var k = 0, index = next
+        while k < min(frames, Self.length) {
+            index = index == 0 ? Self.length - 1 : index - 1
+            maximum = max(maximum, ring[index])
+            k += 1
+        }
+        return maximum
     }
 
     /// Pearson correlation of two envelopes over the ring, −1…1 (0 when either is flat).
@@ -65,30 +83,48 @@ struct EnergyEnvelope {
 
 /// Decides, per room and frame, which streams' speech evidence is only a neighbour's voice.
 ///
-/// Stream `i` is leakage in this frame when some other stream `j` of the room also shows speech
-/// evidence, `j` is at least `margin` dB louder relative to its own speech level than `i` is to its
-/// own, and their envelopes correlate above `correlation`. Comparing each stream with its own
+/// Stream `i` (with speech evidence this frame) is leakage when some other stream `j` of the room that
+/// is speaking or shows evidence was, within the last `lookback` frames, at least `margin` dB louder
+/// relative to its own speech level than `i` is now relative to its own, and their energy envelopes
+/// correlate above `correlation` — or at least `strongMargin` dB louder, correlated or not. Looking back over a few frames covers the reverberant tail of a
+/// leaked syllable, which outlasts the syllable at its source. Comparing each stream with its own
 /// speech level (not raw loudness) lets a quiet own voice win over a loud neighbour's leak.
 enum LeakageFilter {
+    /// Frames over which the source's loudest level is taken (150 ms).
+    static let lookback = 15
+
     /// - Parameters:
     ///   - candidates: indices of the room's streams with speech evidence this frame.
-    ///   - relativeLevel: frame energy minus own speech level, per stream index, dB.
+    ///   - sources: indices of the room's streams that may be a source (speaking or with evidence).
+    ///   - relativeLevel: `(index, frames)`: the loudest frame energy over the last `frames` frames
+    ///     (1 = this frame) minus the stream's own speech level, dB.
     ///   - envelope: energy envelope per stream index.
-    ///   - isLeak: set to true for each candidate judged to be leakage.
-    /// - Complexity: O(c²) envelope comparisons for c candidates (c is rarely above 3).
+    ///   - isLeak: called for each candidate judged to be leakage.
+    /// - Complexity: O(c·s) envelope comparisons for c candidates and s sources (both rarely above 3).
     static func mark(
         candidates: UnsafeBufferPointer<Int>,
-        relativeLevel: (Int) -> Float,
+        sources: UnsafeBufferPointer<Int>,
+        relativeLevel: (Int, Int) -> Float,
         envelope: (Int) -> EnergyEnvelope,
         configuration: LeakageConfiguration,
         isLeak: (Int) -> Void
     ) {
-        guard configuration.enabled, candidates.count > 1 else { return }
-        for i in candidates {
-            let levelI = relativeLevel(i)
-            for j in candidates where j != i {
-                guard relativeLevel(j) - levelI >= configuration.margin else { continue }
-                if EnergyEnvelope.correlation(envelope(i), envelope(j)) >= configuration.correlation {
+        guard configuration.enabled, sources.count > 0 else { return }
+        var c = 0
+        while c < candidates.count {
+            let i = candidates[c]
+            c += 1
+            let levelI = relativeLevel(i, 1)
+            var s = 0
+            while s < sources.count {
+                let j = sources[s]
+                s += 1
+                guard j != i else { continue }
+                let difference = relativeLevel(j, lookback) - levelI
+                guard difference >= configuration.margin else { continue }
+                if difference >= configuration.strongMargin
+                    || EnergyEnvelope.correlation(envelope(i), envelope(j)) >= configuration.correlation
+                {
                     isLeak(i)
                     break
                 }

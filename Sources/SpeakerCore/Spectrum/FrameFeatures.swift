@@ -13,6 +13,10 @@ public struct FrameFeatures: Sendable, Equatable {
     public var bandEnergyDB = SIMD16<Float>(repeating: Levels.floorDBFS)
     /// Energy per band above the stream's tracked noise floor, in dB (≥ 0 up to estimation noise).
     public var bandSNR = SIMD16<Float>()
+    /// Energy above the noise floor in the speech bands (156 Hz – 5.25 kHz), in dBFS: what the
+    /// stream carries beyond its steady noise. Leakage is judged on this level, so that a loud
+    /// low-frequency rumble on one microphone does not hide a neighbour's voice leaking into it.
+    public var speechBandExcessDB: Float = Levels.floorDBFS
     /// Mean over the speech bands (125 Hz – 5.25 kHz) of the band SNR clamped to 0…30 dB.
     public var segmentalSNR: Float = 0
     /// Spectral flatness over 156 Hz – 5.25 kHz, 0 (a pure tone) … 1 (white noise), from band
@@ -23,8 +27,8 @@ public struct FrameFeatures: Sendable, Equatable {
     /// Mean rise of band energy since the previous frame, in dB (only rises count): onsets are large.
     public var flux: Float = 0
     /// Periodicity of the part of the spectrum above the noise floor, 0…1: the highest normalised
-    /// autocorrelation at lags 2.5–12 ms (pitch 83–400 Hz) of the noise-subtracted 0.16–4 kHz
-    /// spectrum. Voiced speech is 0.6–0.95; stationary noise, hum, fans and keyboard clicks are low.
+    /// autocorrelation at lags 2.5–12 ms (pitch 83–400 Hz) of the noise-whitened 0.16–4 kHz
+    /// spectrum. Voiced speech is mostly 0.4–1; stationary noise, hum and fans stay below 0.3.
     public var periodicity: Float = 0
     /// The pitch of the best lag, in Hz, meaningful when `periodicity` is high.
     public var pitchHz: Float = 0

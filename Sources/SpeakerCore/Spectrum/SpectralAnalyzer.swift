@@ -7,6 +7,8 @@ struct SpectralState {
     var history: [Float]
     var noise: NoiseTracker
     var previousBandDB: SIMD16<Float>
+    /// Hops seen, up to the number that fills the window.
+    var hopsSeen = 0
 
     init(configuration: VoiceActivityConfiguration) {
         history = [Float](repeating: 0, count: AnalysisFormat.windowSize)
@@ -93,6 +95,13 @@ final class SpectralAnalyzer {
                 Kernels.multiply(UnsafeBufferPointer(history), w, into: workspace.windowed.buffer)
             }
         }
+        // Until the window holds real audio throughout, the spectrum would show the edge of the
+        // zeros it started with: measure nothing spectral and teach the noise tracker nothing.
+        let hopsToFill = (n + hopSize - 1) / hopSize
+        guard state.hopsSeen >= hopsToFill - 1 else {
+            state.hopsSeen += 1
+            return features
+        }
         workspace.transformWindowed()
 
         // Power spectrum, scaled so that the bins add up to the window's mean square.
@@ -130,8 +139,12 @@ final class SpectralAnalyzer {
         features.bandEnergyDB = bandDB
         let snr = pointwiseMax(bandDB - FastMath.decibels(pointwiseMax(bandNoise, tiny)), SIMD16())
         features.bandSNR = snr
-        var clampedSum: Float = 0
-        for band in SpectralBands.speechBands { clampedSum += min(snr[band], 30) }
+        var clampedSum: Float = 0, excess: Float = 0
+        for band in SpectralBands.speechBands {
+            clampedSum += min(snr[band], 30)
+            excess += max(bandPower[band] - bandNoise[band], 0)
+        }
+        features.speechBandExcessDB = Levels.dBFS(meanSquare: excess)
         features.segmentalSNR = clampedSum / Float(SpectralBands.speechBands.count)
 
         // Flux: mean rise in dB per band since the previous frame.
@@ -154,10 +167,12 @@ final class SpectralAnalyzer {
         return features
     }
 
-    /// Normalised autocorrelation peak of the noise-subtracted 0.16–4 kHz power spectrum.
+    /// Normalised autocorrelation peak of the noise-whitened 0.16–4 kHz power spectrum.
     ///
-    /// 1. Keep, per bin, the power above `overSubtraction ×` the noise estimate, so stationary noise
-    ///    and hum (already in the estimate) contribute nothing.
+    /// 1. Replace each bin's power by its ratio to `overSubtraction ×` its noise estimate, floored at 1:
+    ///    stationary noise and hum (already in the estimate) become a flat floor, whose autocorrelation
+    ///    vanishes at the lags searched, and only what rises above the noise keeps its shape. (Plain
+    ///    subtraction leaves a few random bins, whose autocorrelation looks falsely periodic.)
     /// 2. Read bins 0…128 (0–4 kHz, 31.25 Hz apart) as the spectrum of an 8 kHz signal and inverse
     ///    transform it: by Wiener–Khinchin the result is that signal's autocorrelation r(lag).
     /// 3. Divide r(lag)/r(0) by the Hann window's own normalised autocorrelation at that lag
@@ -170,13 +185,13 @@ final class SpectralAnalyzer {
         power.withUnsafeBufferPointer { p in
             noise.withUnsafeBufferPointer { nz in
                 for k in Self.periodicityBins {
-                    let value = max(p[k] - overSubtraction * nz[k], 0)
-                    input[2 * k] = value
-                    excess += value
+                    let ratio = p[k] / (overSubtraction * nz[k])
+                    input[2 * k] = max(ratio, 1)
+                    excess += max(ratio - 1, 0)
                 }
             }
         }
-        guard excess > Self.minimumBinPower else { return (0, 0) }
+        guard excess > 0 else { return (0, 0) }
         workspace.transformAutocorrelation()
         let r = workspace.autocorrelation.pointer
         let r0 = r[0]

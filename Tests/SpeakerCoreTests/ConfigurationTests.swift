@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+@testable import SpeakerCore
+
+@Suite struct ConfigurationTests {
+    @Test func partialJSONKeepsTheOtherDefaults() throws {
+        let json = Data(#"{"vad":{"hangover":0.4},"selection":{"releaseAfter":1.5}}"#.utf8)
+        let configuration = try EngineConfiguration().overriding(json: json)
+        #expect(configuration.vad.hangover == 0.4)
+        #expect(configuration.selection.releaseAfter == 1.5)
+        #expect(configuration.vad.voicedSNR == VoiceActivityConfiguration().voicedSNR)
+    }
+
+    @Test func dottedSettingsOfEachType() throws {
+        let configuration = try EngineConfiguration()
+            .setting("vad.onsetFrames", to: "2")
+            .setting("leakage.enabled", to: "false")
+            .setting("leakage.margin", to: "9.5")
+        #expect(configuration.vad.onsetFrames == 2)
+        #expect(configuration.leakage.enabled == false)
+        #expect(configuration.leakage.margin == 9.5)
+    }
+
+    @Test(arguments: ["nosuch.key", "vad.nosuch", "vad"])
+    func unknownKeysAreRejected(key: String) {
+        #expect(throws: EngineConfiguration.OverrideError.self) { try EngineConfiguration().setting(key, to: "1") }
+    }
+
+    @Test func outOfRangeValuesAreRejected() {
+        #expect(throws: ConfigurationError(key: "vad.hangover", allowed: "0…5 s")) {
+            try EngineConfiguration().setting("vad.hangover", to: "9")
+        }
+        var configuration = EngineConfiguration()
+        configuration.vad.onsetFrames = 9
+        #expect(throws: ConfigurationError.self) { try Engine(configuration: configuration) }
+    }
+
+    @Test func everyKeyIsListed() throws {
+        let keys = try EngineConfiguration().flattened().map(\.key)
+        #expect(keys.contains("vad.hangover"))
+        #expect(keys.contains("selection.releaseAfter"))
+        #expect(keys.contains("leakage.margin"))
+        #expect(keys.count >= 25)
+    }
+}

@@ -1,0 +1,49 @@
+import CAllocationCounter
+import Testing
+import TestSupport
+@testable import SpeakerCore
+
+/// The per-frame path allocates nothing once warm.
+@Suite struct RealTimeSafetyTests {
+    @Test func tickAllocatesNothingAfterWarmUp() throws {
+        let engine = try Engine()
+        let room = engine.addRoom(name: "r")
+        let voices = (0..<4).map { Synthesis.voice(seconds: 3, f0: 100 + 40 * Double($0), levelDBFS: -25, seed: UInt64($0)) }
+        let ids = (0..<4).map { engine.addStream(name: "s\($0)", room: room) }
+        var eventCount = 0
+        var engineAllocations = 0
+        /// Counts only what the engine's calls allocate, not the test's own loop.
+        func counted(_ body: () -> Void) {
+            let before = allocation_counter_current_thread()
+            body()
+            engineAllocations += allocation_counter_current_thread() - before
+        }
+        func run(_ frames: Range<Int>) {
+            for frame in frames {
+                for index in 0..<voices.count where index != frame % 5 {
+                    voices[index].withUnsafeBufferPointer { samples in
+                        let hop = UnsafeBufferPointer(rebasing: samples[frame * 160..<(frame + 1) * 160])
+                        counted { engine.submit(hop, to: ids[index]) }
+                    }
+                }
+                counted { engine.tick() }
+                counted { engine.consumeEvents { _ in eventCount += 1 } }
+            }
+        }
+        run(0..<20)
+        engineAllocations = 0
+        eventCount = 0
+        run(20..<290)
+        #expect(engineAllocations == 0)
+        #expect(eventCount > 0)  // the measured ticks did real work and made decisions
+    }
+
+    @Test func theCounterSeesAllocations() {
+        // Shows the test above can fail: an array allocation is counted.
+        let before = allocation_counter_current_thread()
+        let array = [Int](repeating: 1, count: 1000 + Int(before % 2))
+        let after = allocation_counter_current_thread()
+        #expect(array.count >= 1000)
+        #expect(after - before >= 1)
+    }
+}

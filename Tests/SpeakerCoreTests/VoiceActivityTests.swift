@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import SpeakerCore
+
+/// The per-stream detector on synthetic signals: one room, one stream.
+@Suite struct VoiceActivityTests {
+    static func background(_ seconds: Double, seed: UInt64 = 1) -> [Float] {
+        Synthesis.noise(seconds: seconds, levelDBFS: -55, seed: seed)
+    }
+
+    @Test func oneUtteranceIsFoundAndDated() throws {
+        var signal = Self.background(6)
+        Synthesis.add(Synthesis.voice(seconds: 2, f0: 140, levelDBFS: -26), into: &signal, at: 2)
+        let speech = try EngineHarness.run([("a", signal)]).speech("a")
+        try #require(speech.count == 2)
+        #expect(speech[0].active && !speech[1].active)
+        #expect(abs(speech[0].since - 2.0) < 0.08)
+        #expect(speech[0].time - speech[0].since <= 0.06)  // onset confirmed within 3 of 5 hops
+        #expect(abs(speech[1].since - 4.0) < 0.1)
+        #expect(speech[1].time >= speech[1].since)
+    }
+
+    @Test(arguments: [-45.0, -30.0])
+    func stationaryNoiseIsNotSpeech(levelDBFS: Double) throws {
+        let result = try EngineHarness.run([("a", Synthesis.noise(seconds: 10, levelDBFS: levelDBFS, seed: 9))])
+        #expect(result.speech("a").isEmpty)
+    }
+
+    @Test func keyboardClicksAreNotSpeech() throws {
+        var signal = Self.background(8)
+        Synthesis.add(Synthesis.clicks(seconds: 6, interval: 0.12, amplitude: 0.3, seed: 4), into: &signal, at: 1)
+        #expect(try EngineHarness.run([("a", signal)]).speech("a").isEmpty)
+    }
+
+    @Test func speechInNoiseAt10dBSNRIsFound() throws {
+        var signal = Synthesis.noise(seconds: 8, levelDBFS: -36, seed: 21)
+        Synthesis.add(Synthesis.voice(seconds: 3, f0: 120, levelDBFS: -26), into: &signal, at: 3)
+        let speech = try EngineHarness.run([("a", signal)]).speech("a")
+        let starts = speech.filter(\.active)
+        try #require(!starts.isEmpty)
+        #expect(abs(starts[0].since - 3.0) < 0.15)
+        // Speech is covered, and nothing is found long before it.
+        #expect(starts.allSatisfy { $0.since > 2.8 })
+    }
+
+    @Test func digitalSilenceThenSpeech() throws {
+        var signal = [Float](repeating: 0, count: 16_000 * 4)
+        Synthesis.add(Synthesis.voice(seconds: 1.5, f0: 200, levelDBFS: -30), into: &signal, at: 1.5)
+        let speech = try EngineHarness.run([("a", signal)]).speech("a")
+        #expect(speech.filter(\.active).count == 1)
+    }
+}
