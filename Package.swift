@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SpeakerCoreTests", dependencies: ["SpeakerCore", "TestSupport", "CAllocationCounter"]),
-        .testTarget(name: "SpeakerIOTests", dependencies: ["SpeakerIO", "TestSupport"]),
+        .testTarget(name: "SpeakerIOTests", dependencies: ["SpeakerIO", "TestSupport", "CAllocationCounter"]),
         .testTarget(name: "SpeakerEvalTests", dependencies: ["SpeakerEval", "TestSupport"]),
         .testTarget(name: "activespeakerTests", dependencies: ["SpeakerEval", "TestSupport"]),
     ],

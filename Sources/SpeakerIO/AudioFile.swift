@@ -21,8 +21,9 @@ import Darwin
 public final class AudioFile {
     /// The path as given to `init`; error messages name the file by it.
     public let path: String
-    /// Frames per second, as the file states it. For Ogg Opus, libsndfile decodes at the rate the
-    /// encoder was given if that is an Opus rate (8, 12, 16, 24 or 48 kHz), else at 48 kHz.
+    /// Frames per second, as the file states it. For Ogg Opus, libsndfile decodes at the smallest Opus rate
+    /// (8, 12, 16, 24, 48 kHz) not below the original rate in the header: 16 kHz for 16 kHz, 24 kHz for
+    /// 22.05 kHz, 48 kHz for 44.1 kHz.
     public let sampleRate: Int
     /// Interleaved channels per frame (≥ 1).
     public let channelCount: Int
@@ -134,11 +135,16 @@ extension AudioFile {
             return (handle, sf_error(handle), String(cString: sf_strerror(handle)))
         }
         if let handle { return handle }
+        // Beyond the four public SF_ERR_* codes libsndfile returns private ones (e.g. 18 for an Ogg stream of an
+        // unknown codec, "File contains data in an unimplemented format."); only their text tells them apart.
+        let lowercased = message.lowercased()
         let kind: SpeakerIOError.Kind =
             switch Int(code) {
             case SF_ERR_UNRECOGNISED_FORMAT: .notAudio
             case SF_ERR_SYSTEM: .cannotOpen
             case SF_ERR_UNSUPPORTED_ENCODING: .unsupportedEncoding
+            case _ where lowercased.contains("unimplemented") || lowercased.contains("unsupported"):
+                .unsupportedEncoding
             default: .malformed
             }
         throw SpeakerIOError(.file(path), kind, library: "libsndfile", code: Int(code), libraryMessage: message)

@@ -29,7 +29,7 @@ enum WAVDataChunk {
             if chunkHeader[0..<4].elementsEqual("data".utf8) {
                 return size == 0 || size == 0xFFFF_FFFF ? nil : size
             }
-            guard fseeko(file, off_t(size + size & 1), SEEK_CUR) == 0 else { return nil }
+            guard fseeko(file, off_t(size + (size & 1)), SEEK_CUR) == 0 else { return nil }
         }
         return nil
     }

@@ -7,24 +7,39 @@ public enum Synthesis {
     /// Linear amplitude for an RMS level in dBFS (0 dBFS = mean square 1).
     public static func rms(_ dBFS: Double) -> Double { pow(10, dBFS / 20) }
 
-    /// A speech-like voiced signal: harmonics of `f0` up to 4 kHz with a −6 dB/octave tilt,
-    /// a slow ±3 % pitch glide, and a 4 Hz syllable envelope that dips to 10 % between syllables,
-    /// scaled to `levelDBFS` RMS.
+    /// A speech-like signal: voiced syllables of 120–260 ms (harmonics of a pitch near `f0` up to
+    /// 4 kHz with a −6 dB/octave tilt, each syllable with its own rising or falling pitch contour and a
+    /// smooth envelope), separated by 30–90 ms consonants that are either silent or a fricative hiss
+    /// 12 dB below the vowels. Scaled to `levelDBFS` RMS over the whole signal.
     public static func voice(seconds: Double, f0: Double, levelDBFS: Double, seed: UInt64 = 1) -> [Float] {
         let count = Int(seconds * Double(sampleRate))
         var generator = SeededGenerator(seed: seed)
-        let syllablePhase = Double(generator.nextSignedUnit()) * Double.pi
-        var phase = 0.0
+        func uniform(_ range: ClosedRange<Double>) -> Double {
+            range.lowerBound + (Double(generator.nextSignedUnit()) + 1) / 2 * (range.upperBound - range.lowerBound)
+        }
         var samples = [Double](repeating: 0, count: count)
+        var position = 0
+        var phase = 0.0
         let harmonics = max(1, Int(4000 / f0))
-        for i in 0..<count {
-            let t = Double(i) / Double(sampleRate)
-            let pitch = f0 * (1 + 0.03 * sin(2 * Double.pi * 0.7 * t))
-            phase += 2 * Double.pi * pitch / Double(sampleRate)
-            var value = 0.0
-            for k in 1...harmonics { value += sin(Double(k) * phase) / Double(k) }
-            let syllable = 0.55 + 0.45 * sin(2 * Double.pi * 4 * t + syllablePhase)
-            samples[i] = value * syllable
+        while position < count {
+            // A voiced syllable.
+            let length = min(count - position, Int(uniform(0.12...0.26) * Double(sampleRate)))
+            let startPitch = f0 * uniform(0.85...1.15), endPitch = f0 * uniform(0.85...1.15)
+            for i in 0..<length {
+                let progress = Double(i) / Double(max(1, length - 1))
+                phase += 2 * Double.pi * (startPitch + (endPitch - startPitch) * progress) / Double(sampleRate)
+                var value = 0.0
+                for k in 1...harmonics { value += sin(Double(k) * phase) / Double(k) }
+                samples[position + i] = value * sin(Double.pi * progress)  // rises and falls
+            }
+            position += length
+            // A consonant: silence or hiss.
+            let gap = min(count - position, Int(uniform(0.03...0.09) * Double(sampleRate)))
+            let hiss = uniform(0...1) < 0.5
+            for i in 0..<gap where hiss {
+                samples[position + i] = 0.25 * Double(generator.nextSignedUnit())
+            }
+            position += gap
         }
         return scaled(samples, toDBFS: levelDBFS)
     }

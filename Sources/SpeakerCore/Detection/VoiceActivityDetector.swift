@@ -14,14 +14,17 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
     public var voicedSNR: Float = 3
     /// Periodicity a voiced frame needs, 0…1. Default 0.3.
     public var voicedPeriodicity: Float = 0.3
-    /// Segmental SNR (dB) that keeps an unvoiced frame inside a running utterance. Default 5 dB.
-    public var unvoicedSNR: Float = 5
+    /// Segmental SNR (dB) that keeps an unvoiced frame inside a running utterance. Default 4 dB.
+    public var unvoicedSNR: Float = 4
+    /// A voiced hop may be at most this much quieter than its 32 ms window: a quieter hop only
+    /// follows a transient (a click, a knock). Default 6 dB.
+    public var transientDrop: Float = 6
     /// Speech frames among the last `onsetWindow` hops that start an utterance. Default 3.
     public var onsetFrames: Int = 3
     /// Hops examined for an onset. Default 5 (50 ms).
     public var onsetWindow: Int = 5
-    /// Time without a speech frame that ends an utterance. Default 0.25 s.
-    public var hangover: Double = 0.25
+    /// Time without a speech frame that ends an utterance. Default 0.3 s.
+    public var hangover: Double = 0.3
     /// Mean periodicity over 320 ms at or above which a sound is a sustained tone (music), not
     /// speech, 0…1. Default 0.88; 1 turns the test off.
     public var tonePeriodicity: Float = 0.88
@@ -45,6 +48,7 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
         try ConfigurationError.check(
             onsetFrames >= 1 && onsetFrames <= onsetWindow, "vad.onsetFrames", "1…onsetWindow hops")
         try ConfigurationError.check(hangover >= 0 && hangover <= 5, "vad.hangover", "0…5 s")
+        try ConfigurationError.check(transientDrop >= 0 && transientDrop <= 60, "vad.transientDrop", "0…60 dB")
         try ConfigurationError.check(tonePeriodicity >= 0 && tonePeriodicity <= 1, "vad.tonePeriodicity", "0…1")
         try ConfigurationError.check(toneFlux >= 0 && toneFlux <= 20, "vad.toneFlux", "0…20 dB")
     }
@@ -52,8 +56,8 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
 
 /// The per-frame speech evidence and the utterance state machine of one stream.
 ///
-/// A frame is *voiced* when it is loud enough, stands `voicedSNR` above the noise floor and is
-/// periodic; an utterance starts when `onsetFrames` of the last `onsetWindow` frames are voiced
+/// A frame is *voiced* when it is loud enough, stands `voicedSNR` above the noise floor, is
+/// periodic, and is not just the tail of a transient; an utterance starts when `onsetFrames` of the last `onsetWindow` frames are voiced
 /// (its start is dated to the first of them), continues through unvoiced frames that stand
 /// `unvoicedSNR` above the floor, and ends `hangover` after the last speech frame (its end is dated
 /// to that frame). Decisions are causal: a frame's decision uses audio up to the end of that frame.
@@ -76,6 +80,7 @@ struct VoiceActivityDetector {
     /// Frame-level evidence: is this frame voiced speech?
     static func isVoiced(_ f: FrameFeatures, _ c: VoiceActivityConfiguration) -> Bool {
         f.energyDBFS >= c.minimumLevel && f.segmentalSNR >= c.voicedSNR && f.periodicity >= c.voicedPeriodicity
+            && f.energyDBFS >= f.windowEnergyDBFS - c.transientDrop
     }
 
     /// Frame-level evidence inside an utterance: voiced, or loud enough above the floor.

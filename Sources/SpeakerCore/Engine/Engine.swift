@@ -212,15 +212,22 @@ public final class Engine {
                         sources: sources,
                         relativeLevel: { index, frames in
                             let channel = self.channels[index]!
-                            let loudest = frames == 1
-                                ? channel.features.speechBandExcessDB : channel.envelope.recentMaximum(frames: frames)
-                            return loudest - channel.speechLevel
+                            return channel.envelope.recentMaximum(frames: frames) - channel.speechLevel
                         },
                         envelope: { self.channels[$0]!.envelope },
                         configuration: configuration.leakage,
                         isLeak: { self.channels[$0]!.leak = true })
                 }
             }
+        }
+        // The loudest voice in the room this frame, relative to its stream's own level: a stream far
+        // below it may be hearing that voice, so it must not learn its own level from this frame.
+        var loudestRelative = Levels.floorDBFS
+        position = 0
+        while position < room.candidates.count {
+            let channel = channels[room.candidates[position]]!
+            if !channel.leak { loudestRelative = max(loudestRelative, channel.features.speechBandExcessDB - channel.speechLevel) }
+            position += 1
         }
         // 2. Each stream's utterance state.
         let selection = configuration.selection
@@ -244,8 +251,12 @@ public final class Engine {
             let speechFrame = channel.vad.speaking && (voiced || continues)
             if speechFrame {
                 channel.activity.lastSpeechFrame = frame
-                channel.speechLevel = speechLevelSmoothing * channel.speechLevel
-                    + (1 - speechLevelSmoothing) * channel.features.speechBandExcessDB
+            }
+            let relative = channel.features.speechBandExcessDB - channel.speechLevel
+            if speechFrame && relative >= loudestRelative - configuration.leakage.margin {
+                let level = channel.features.speechBandExcessDB
+                let rate = level > channel.speechLevel ? 4 * (1 - speechLevelSmoothing) : 1 - speechLevelSmoothing
+                channel.speechLevel += rate * (level - channel.speechLevel)
             }
             channel.activity.speaking = channel.vad.speaking
             channel.activity.onsetFrame = channel.vad.onsetFrame

@@ -3,8 +3,8 @@ public struct LeakageConfiguration: Codable, Sendable, Equatable {
     /// Turn leakage suppression on or off. Default on.
     public var enabled = true
     /// How much louder, relative to each stream's own speech level, the source must be than the
-    /// stream it leaks into, when their envelopes also correlate. Default 10 dB.
-    public var margin: Float = 10
+    /// stream it leaks into, when their envelopes also correlate. Default 6 dB.
+    public var margin: Float = 6
     /// Correlation of the two streams' recent energy envelopes above which they carry the same
     /// sound, 0…1. Default 0.2 (reverberation smears the leaked copy's envelope).
     public var correlation: Float = 0.2
@@ -13,7 +13,9 @@ public struct LeakageConfiguration: Codable, Sendable, Equatable {
     public var strongMargin: Float = 18
     /// Own speech level assumed for a stream that has not spoken yet, dBFS. Default −30.
     public var initialSpeechLevel: Float = -30
-    /// Time constant of each stream's own speech level, seconds of speech. Default 2 s.
+    /// Time constant with which each stream's own speech level falls, seconds of speech; it rises
+    /// four times faster, so it follows the stream's louder speech frames (about its 80th percentile).
+    /// Default 2 s.
     public var speechLevelTimeConstant: Double = 2
 
     public init() {}
@@ -35,10 +37,10 @@ public struct LeakageConfiguration: Codable, Sendable, Equatable {
 ///
 /// A voice that leaks into a neighbour's microphone arrives there a few milliseconds later, quieter and
 /// with the same syllable rhythm, so the two streams' frame energies (in dB) rise and fall together.
-/// Two different voices talking at once do not. `LeakageFilter` compares envelopes over the last 320 ms.
+/// Two different voices talking at once do not. `LeakageFilter` compares envelopes over the last 200 ms.
 /// The envelope holds each frame's speech-band energy above the noise floor, so steady noise flattens out.
 struct EnergyEnvelope {
-    static let length = 32
+    static let length = 20
     /// Speech-band excess energies in dBFS, a ring of `length`.
     private var ring = [Float](repeating: Levels.floorDBFS, count: length)
     private var next = 0
@@ -84,8 +86,8 @@ struct EnergyEnvelope {
 /// Decides, per room and frame, which streams' speech evidence is only a neighbour's voice.
 ///
 /// Stream `i` (with speech evidence this frame) is leakage when some other stream `j` of the room that
-/// is speaking or shows evidence was, within the last `lookback` frames, at least `margin` dB louder
-/// relative to its own speech level than `i` is now relative to its own, and their energy envelopes
+/// is speaking or shows evidence was, over the last `lookback` frames, at least `margin` dB louder at
+/// its loudest relative to its own speech level than `i` is now relative to its own, and their energy envelopes
 /// correlate above `correlation` — or at least `strongMargin` dB louder, correlated or not. Looking back over a few frames covers the reverberant tail of a
 /// leaked syllable, which outlasts the syllable at its source. Comparing each stream with its own
 /// speech level (not raw loudness) lets a quiet own voice win over a loud neighbour's leak.

@@ -5,6 +5,9 @@
 public struct FrameFeatures: Sendable, Equatable {
     /// Energy of the hop in dBFS (a full-scale sine is −3 dBFS; an all-zero hop −127).
     public var energyDBFS: Float = Levels.floorDBFS
+    /// Energy of the whole 32 ms window (unweighted) in dBFS. A hop far quieter than its window
+    /// follows a transient such as a click, whose echo in the window is not the hop's own sound.
+    public var windowEnergyDBFS: Float = Levels.floorDBFS
     /// RFC 6464 level of the hop: 0 (0 dBov) … 127 (silence).
     public var level: UInt8 = 127
     /// Sign changes per sample in the hop, 0…1.

@@ -91,6 +91,7 @@ final class SpectralAnalyzer {
             let base = history.baseAddress!
             base.update(from: base + hopSize, count: n - hopSize)
             (base + n - hopSize).update(from: hop.baseAddress!, count: hopSize)
+            features.windowEnergyDBFS = Levels.dBFS(meanSquare: Kernels.sumOfSquares(UnsafeBufferPointer(history)) / Float(n))
             window.withUnsafeBufferPointer { w in
                 Kernels.multiply(UnsafeBufferPointer(history), w, into: workspace.windowed.buffer)
             }
