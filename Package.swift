@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SpeakerCoreTests", dependencies: ["SpeakerCore", "TestSupport", "CAllocationCounter"]),
         .testTarget(name: "SpeakerIOTests", dependencies: ["SpeakerIO", "TestSupport", "CAllocationCounter"]),
-        .testTarget(name: "SpeakerEvalTests", dependencies: ["SpeakerEval", "TestSupport"]),
+        .testTarget(name: "SpeakerEvalTests", dependencies: ["SpeakerEval", "SpeakerIO", "TestSupport"]),
         .testTarget(name: "activespeakerTests", dependencies: ["SpeakerEval", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

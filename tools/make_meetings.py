@@ -29,11 +29,9 @@ Example::
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import gzip
 import json
 import math
-import os
 import re
 import shutil
 import subprocess
@@ -63,8 +61,10 @@ TURN_GAP_RANGE = (-0.3, 1.2)     # next turn onset minus previous turn's last sp
 WITHIN_TURN_PAUSE_RANGE = (0.2, 0.6)
 MAX_WITHIN_TURN_PAUSE = 0.7      # definition of a turn; clips with longer inner pauses are rejected
 LONG_SILENCE_RANGE = (2.0, 5.0)
+MAX_TURN_S = 4.0                 # no further utterance is added to a turn longer than this
 SAME_SPEAKER_GAP_RANGE = (0.8, 1.6)  # when only one participant is available
 BACKCHANNEL_MAX_S = 0.8
+MIN_TURN_UTTERANCE_S = 1.0       # turn utterances never look like backchannels
 FLOOR_SILENCE_S = 1.0            # silence longer than this hands the floor to nobody
 
 # Levels.
@@ -209,7 +209,8 @@ def run(cmd: list[str]) -> None:
 def tool_version(cmd: list[str]) -> str:
     """First line of a tool's version output, for the metadata."""
     out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
-    return out.stdout.decode(errors="replace").strip().splitlines()[0]
+    first = out.stdout.decode(errors="replace").strip().splitlines()[0]
+    return first.split("  Data at")[0].strip()
 
 
 # ---------------------------------------------------------------------------
@@ -288,12 +289,10 @@ def speech_activity(x: np.ndarray, peak_db: float | None = None) -> tuple[list[t
 
 
 def merge_segments(segs: list[tuple[int, int]], bridge: int = 0) -> list[tuple[int, int]]:
-    """Sort and merge [start, end) segments that overlap or are closer than ``bridge``."""
+    """Sort and merge [start, end) segments that overlap, touch, or are < ``bridge`` apart."""
     out: list[tuple[int, int]] = []
     for start, end in sorted(segs):
-        if out and start - out[-1][1] < max(bridge, 1) and start <= out[-1][1] + bridge:
-            out[-1] = (out[-1][0], max(out[-1][1], end))
-        elif out and start <= out[-1][1]:
+        if out and (start <= out[-1][1] or start - out[-1][1] < bridge):
             out[-1] = (out[-1][0], max(out[-1][1], end))
         else:
             out.append((start, end))
@@ -412,18 +411,19 @@ class SourceBank:
         self.asterisk_text = asterisk_transcripts()
         self.asterisk_names = self._asterisk_utterance_names()
 
-    def _asterisk_utterance_names(self) -> list[str]:
-        """Top-level prompts of 1.0-4.5 s whose transcript has at least two words."""
+    @staticmethod
+    def _asterisk_utterance_names() -> list[str]:
+        """Top-level prompts of 1.0-4.5 s (all speech; tones and beeps are shorter).
+
+        The choice does not depend on the transcript file, which lives under
+        /usr/share/doc and may be missing; transcripts only label the clips.
+        """
         names = []
         for path in sorted(ASTERISK_DIR.glob("*.wav")):
-            name = path.stem
-            text = self.asterisk_text.get(name, "")
-            if len(text.split()) < 2:
-                continue
             with wave.open(str(path)) as w:
                 seconds = w.getnframes() / w.getframerate()
-            if 1.0 <= seconds <= 4.5:
-                names.append(name)
+            if 1.0 <= seconds <= 4.5 and not re.search(r"beep|tone", path.stem):
+                names.append(path.stem)
         return names
 
     def _tmp(self, stem: str, suffix: str = ".wav") -> Path:
@@ -599,10 +599,12 @@ class Placement:
 
     @property
     def onset(self) -> int:
+        """Meeting frame of the first speech frame."""
         return self.start + self.clip.onset
 
     @property
     def offset(self) -> int:
+        """Meeting frame just after the last speech frame."""
         return self.start + self.clip.offset
 
 
@@ -612,14 +614,15 @@ class Turn:
     speaker: str
     utterances: list[Placement]
     interrupts: bool
-    gap_before_s: float | None
 
     @property
     def onset(self) -> int:
+        """The turn's first speech onset (frames): where it takes the floor."""
         return self.utterances[0].onset
 
     @property
     def offset(self) -> int:
+        """The end of the turn's last speech (frames)."""
         return max(u.offset for u in self.utterances)
 
 
@@ -661,7 +664,8 @@ class ScriptPlanner:
         for k in range(n):
             request = p.utterances[(p.next_utterance + k) % n]
             clip = self.bank.get(p.voice, request)
-            if clip is None or clip.max_inner_gap_s() >= MAX_WITHIN_TURN_PAUSE - 0.1:
+            if clip is None or clip.span_s < MIN_TURN_UTTERANCE_S \
+                    or clip.max_inner_gap_s() >= MAX_WITHIN_TURN_PAUSE - 0.1:
                 continue
             start = onset - clip.onset
             if start < 0 or start + len(clip.audio) // HOP > self.end:
@@ -699,12 +703,14 @@ class ScriptPlanner:
         return pool[int(self.rng.choice(len(pool), p=weights / weights.sum()))]
 
     # -- building -----------------------------------------------------------
-    def build_turn(self, speaker: str, onset: int, interrupts: bool, gap: float | None) -> Turn | None:
+    def build_turn(self, speaker: str, onset: int, interrupts: bool) -> Turn | None:
         """One to three utterances by ``speaker`` with 0.2-0.6 s pauses between them."""
-        count = int(self.rng.choice([1, 2, 3], p=[0.5, 0.35, 0.15]))
+        count = int(self.rng.choice([1, 2, 3], p=[0.6, 0.3, 0.1]))
         placed: list[Placement] = []
         t = onset
         for _ in range(count):
+            if placed and (placed[-1].offset - placed[0].onset) / FRAMES_PER_S > MAX_TURN_S:
+                break
             clip = self.next_clip(speaker, t, self.end - frames(0.3))
             if clip is None:
                 break
@@ -712,7 +718,7 @@ class ScriptPlanner:
             t = placed[-1].offset + frames(float(self.rng.uniform(*WITHIN_TURN_PAUSE_RANGE)))
         if not placed:
             return None
-        turn = Turn(speaker, placed, interrupts, gap)
+        turn = Turn(speaker, placed, interrupts)
         self.people[speaker].talk_s += sum(u.clip.span_s for u in placed)
         return turn
 
@@ -745,66 +751,62 @@ class ScriptPlanner:
                 continue
             self.backchannels.append(self.place(stream, clip, onset, "backchannel", len(self.turns) - 1))
 
-    def interrupt_point(self, turn: Turn) -> int | None:
-        """Maybe cut the turn's last utterance: returns the interrupter's onset, or None."""
+    def try_interrupt(self, turn: Turn) -> Turn | None:
+        """Maybe let someone interrupt the turn's last utterance; returns the new turn.
+
+        The interrupter starts 0.7 s or more into the holder's last utterance, at least
+        0.8 s before its planned end; the holder stops 0.3-0.8 s after the interrupter's
+        onset (the utterance is cut with a 30 ms fade). Nothing changes if no other
+        participant has a clip that fits there.
+        """
         last = turn.utterances[-1]
         if self.rng.random() >= self.profile["interrupt_p"] or last.clip.span_s < 1.6:
             return None
-        lo, hi = last.onset + frames(0.6), last.offset - frames(0.8)
+        lo, hi = last.onset + frames(0.7), last.offset - frames(0.8)
         if hi <= lo:
             return None
         at = int(self.rng.integers(lo, hi))
-        if self.choose_speaker_for_interrupt(at, turn.speaker) is None:
-            return None
         cut = at + frames(float(self.rng.uniform(0.3, 0.8)))
+        speaker = self.choose_speaker(at, turn.speaker)
+        if speaker is None or speaker == turn.speaker:
+            return None
         short = last.clip.truncated(cut - last.start)
         if not short.segments:
+            return None
+        interrupter = self.build_turn(speaker, at, interrupts=True)
+        if interrupter is None:
             return None
         self.busy[turn.speaker] = [s for s in self.busy[turn.speaker] if s not in last.speech]
         last.clip = short
         self.busy[turn.speaker].extend(last.speech)
-        return at
-
-    def choose_speaker_for_interrupt(self, at: int, holder: str) -> str | None:
-        """Whether anyone but the holder is free to interrupt at ``at`` (no RNG used)."""
-        free = [s for s in self.order if s != holder and self.free(s, at, at + 100, margin=10)]
-        return free[0] if free else None
+        return interrupter
 
     def plan(self) -> None:
         """Fill the meeting with turns until no further turn fits."""
         onset = frames(float(self.rng.uniform(0.3, 1.5)))
-        holder: str | None = None
-        interrupts = False
-        gap: float | None = None
+        previous: Turn | None = None
         while onset < self.end - frames(1.0):
-            speaker = self.choose_speaker(onset, holder)
+            speaker = self.choose_speaker(onset, previous.speaker if previous else None)
             if speaker is None:
                 onset += frames(0.5)
                 continue
-            if speaker == holder and self.turns and not interrupts:
-                onset = max(onset, self.turns[-1].offset
-                            + frames(float(self.rng.uniform(*SAME_SPEAKER_GAP_RANGE))))
-            turn = self.build_turn(speaker, onset, interrupts, gap)
+            if previous and speaker == previous.speaker:
+                # Only this participant is available: a new turn needs a pause >= 0.7 s.
+                onset = max(onset, previous.offset + frames(float(self.rng.uniform(*SAME_SPEAKER_GAP_RANGE))))
+            turn = self.build_turn(speaker, onset, interrupts=False)
             if turn is None:
-                # Nothing of this speaker fits here; try a little later, then give up.
-                onset += frames(0.5)
+                onset += frames(0.5)        # nothing of this speaker fits here; try later
                 continue
-            self.turns.append(turn)
-            self.add_backchannels(turn)
-            holder = speaker
-            cut_at = self.interrupt_point(turn)
-            if cut_at is not None:
-                interrupts, gap = True, None
-                onset = cut_at
-                holder = turn.speaker
-                continue
-            interrupts = False
+            while turn is not None:         # a turn, then possibly a chain of interruptions
+                self.turns.append(turn)
+                self.add_backchannels(turn)
+                previous = turn
+                turn = self.try_interrupt(turn)
             if self.rng.random() < self.profile["long_silence_p"]:
                 gap = float(self.rng.uniform(*LONG_SILENCE_RANGE))
             else:
                 gap = float(self.rng.uniform(*TURN_GAP_RANGE))
-            onset = turn.offset + frames(gap)
-            gap = round(gap, 2)
+            onset = previous.offset + frames(gap)
 
     @property
     def placements(self) -> list[Placement]:
@@ -893,10 +895,11 @@ def hold_music(rng: np.random.Generator, n: int) -> np.ndarray:
     """
     key = 48 + int(rng.integers(0, 12))                      # MIDI note of the tonic
     beat = rng.uniform(0.4, 0.6)                             # seconds per beat
-    y = np.zeros(n + SR)
+    y = np.zeros(n + 4 * SR)                                 # room for the last notes' tails
     scale = [0, 2, 4, 7, 9, 12, 14, 16]                      # major pentatonic-ish
 
     def note(midi: float, start: float, length: float, amp: float) -> None:
+        """Add one note (MIDI pitch, start and length in seconds) into y."""
         f0 = 440.0 * 2 ** ((midi - 69) / 12)
         m = int(length * SR)
         i = int(start * SR)
@@ -1144,31 +1147,31 @@ def rttm_line(meeting: str, start: int, end: int, who: str) -> str:
 def script_json(planner: ScriptPlanner) -> dict:
     """The meeting script (turns and backchannels) as JSON-ready data."""
     def utt(pl: Placement) -> dict:
+        """One placed clip as JSON."""
         return {"stream": pl.stream, "source": pl.clip.source, "text": pl.clip.text,
                 "clip_start_s": round(pl.start / FRAMES_PER_S, 3),
                 "speech_onset_s": round(pl.onset / FRAMES_PER_S, 3),
                 "speech_offset_s": round(pl.offset / FRAMES_PER_S, 3),
                 "gain_db": pl.gain_db}
-    turns = [{"speaker": t.speaker, "onset_s": round(t.onset / FRAMES_PER_S, 3),
-              "interrupts_previous": t.interrupts, "gap_before_s": t.gap_before_s,
-              "utterances": [utt(u) for u in t.utterances]} for t in planner.turns]
+    turns = []
+    for i, t in enumerate(planner.turns):
+        gap = (t.onset - planner.turns[i - 1].offset) / FRAMES_PER_S if i else None
+        turns.append({"speaker": t.speaker, "onset_s": round(t.onset / FRAMES_PER_S, 3),
+                      "interrupts_previous": t.interrupts,
+                      "gap_after_previous_turn_s": None if gap is None else round(gap, 3),
+                      "utterances": [utt(u) for u in t.utterances]})
     return {"turns": turns,
             "backchannels": [dict(utt(b), during_turn=b.turn) for b in planner.backchannels]}
 
 
-def write_meeting(out_dir: Path, name: str, seed: int, profile_name: str, duration: float,
-                  people: list[Participant], leaks: list[Leak], planner: ScriptPlanner,
-                  result: Rendered, versions: dict) -> Path:
-    """Write FLACs, RTTMs and meeting.json into out_dir/name, atomically per meeting."""
-    final = out_dir / name
-    tmp = out_dir / f".{name}.tmp"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
+def write_meeting_files(tmp: Path, name: str, seed: int, profile_name: str, duration: float,
+                        people: list[Participant], leaks: list[Leak], planner: ScriptPlanner,
+                        result: Rendered, versions: dict) -> None:
+    """Write the FLACs, RTTMs and meeting.json of one meeting into folder ``tmp``."""
     for p in people:
         wav = tmp / f"{p.stream}.wav"
         write_pcm16_wav(wav, result.audio[p.stream])
-        run(["sox", "--comment", "", str(wav), str(tmp / f"{p.stream}.flac")])
+        run(["sox", str(wav), "--comment", "", str(tmp / f"{p.stream}.flac")])
         wav.unlink()
 
     lines = sorted(((a, s, b) for s, segs in result.speech.items() for a, b in segs))
@@ -1203,6 +1206,23 @@ def write_meeting(out_dir: Path, name: str, seed: int, profile_name: str, durati
         "script": script_json(planner),
     }
     (tmp / "meeting.json").write_text(json.dumps(meta, indent=1) + "\n")
+
+
+def write_meeting(out_dir: Path, name: str, seed: int, profile_name: str, duration: float,
+                  people: list[Participant], leaks: list[Leak], planner: ScriptPlanner,
+                  result: Rendered, versions: dict) -> Path:
+    """Write FLACs, RTTMs and meeting.json into out_dir/name, atomically per meeting."""
+    final = out_dir / name
+    tmp = out_dir / f".{name}.tmp"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    try:
+        write_meeting_files(tmp, name, seed, profile_name, duration, people, leaks, planner,
+                            result, versions)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     if final.exists():
         shutil.rmtree(final)
     tmp.rename(final)

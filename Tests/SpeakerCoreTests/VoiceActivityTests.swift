@@ -13,7 +13,7 @@ import TestSupport
         var signal = Self.background(6)
         Synthesis.add(Synthesis.voice(seconds: 2, f0: 140, levelDBFS: -26), into: &signal, at: 2)
         let speech = try EngineHarness.run([("a", signal)]).speech("a")
-        try #require(speech.count == 2)
+        try #require(speech.count == 2, "\(speech)")
         #expect(speech[0].active && !speech[1].active)
         #expect(abs(speech[0].since - 2.0) < 0.08)
         #expect(speech[0].time - speech[0].since <= 0.06)  // onset confirmed within 3 of 5 hops

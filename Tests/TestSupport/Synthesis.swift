@@ -8,8 +8,8 @@ public enum Synthesis {
     public static func rms(_ dBFS: Double) -> Double { pow(10, dBFS / 20) }
 
     /// A speech-like signal: voiced syllables of 120–260 ms (harmonics of a pitch near `f0` up to
-    /// 4 kHz with a −6 dB/octave tilt, each syllable with its own rising or falling pitch contour and a
-    /// smooth envelope), separated by 30–90 ms consonants that are either silent or a fricative hiss
+    /// 4 kHz with a −6 dB/octave tilt, two formants gliding across each syllable, 2 % pitch jitter and
+    /// aspiration noise, each syllable with its own rising or falling pitch contour and a smooth envelope), separated by 30–90 ms consonants that are either silent or a fricative hiss
     /// 12 dB below the vowels. Scaled to `levelDBFS` RMS over the whole signal.
     public static func voice(seconds: Double, f0: Double, levelDBFS: Double, seed: UInt64 = 1) -> [Float] {
         let count = Int(seconds * Double(sampleRate))
@@ -25,11 +25,28 @@ public enum Synthesis {
             // A voiced syllable.
             let length = min(count - position, Int(uniform(0.12...0.26) * Double(sampleRate)))
             let startPitch = f0 * uniform(0.85...1.15), endPitch = f0 * uniform(0.85...1.15)
+            var jitter = 1.0
+            // Two formants gliding across the syllable, as the mouth moves from one vowel to the next.
+            let f1 = (uniform(300...900), uniform(300...900)), f2 = (uniform(900...2500), uniform(900...2500))
+            var weights = [Double](repeating: 0, count: harmonics + 1)
             for i in 0..<length {
                 let progress = Double(i) / Double(max(1, length - 1))
-                phase += 2 * Double.pi * (startPitch + (endPitch - startPitch) * progress) / Double(sampleRate)
+                // Cycle-to-cycle pitch jitter of about 2 %, redrawn every 5 ms, and the formant weights.
+                let pitch = (startPitch + (endPitch - startPitch) * progress) * jitter
+                if i % 80 == 0 {
+                    jitter = 1 + 0.02 * Double(generator.nextSignedUnit())
+                    let formant1 = f1.0 + (f1.1 - f1.0) * progress, formant2 = f2.0 + (f2.1 - f2.0) * progress
+                    for k in 1...harmonics {
+                        let frequency = Double(k) * pitch
+                        let peaks = 4 * exp(-pow((frequency - formant1) / 150, 2)) + 3 * exp(-pow((frequency - formant2) / 250, 2))
+                        weights[k] = (0.3 + peaks) / Double(k)
+                    }
+                }
+                phase += 2 * Double.pi * pitch / Double(sampleRate)
                 var value = 0.0
-                for k in 1...harmonics { value += sin(Double(k) * phase) / Double(k) }
+                for k in 1...harmonics { value += sin(Double(k) * phase) * weights[k] }
+                // Aspiration noise about 15 dB below the harmonics, as in a real voice.
+                value += 0.3 * Double(generator.nextSignedUnit())
                 samples[position + i] = value * sin(Double.pi * progress)  // rises and falls
             }
             position += length

@@ -25,12 +25,11 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
     public var onsetWindow: Int = 5
     /// Time without a speech frame that ends an utterance. Default 0.3 s.
     public var hangover: Double = 0.3
-    /// Mean periodicity over 320 ms at or above which a sound is a sustained tone (music), not
-    /// speech, 0…1. Default 0.88; 1 turns the test off.
-    public var tonePeriodicity: Float = 0.88
-    /// Mean spectral flux (dB) over 320 ms below which a periodic sound is sustained, not speech.
-    /// Default 0.7 dB; 0 turns the test off.
-    public var toneFlux: Float = 0.7
+    /// Spectral flux (dB) below which a sounding frame counts as steady. Default 0.4 dB.
+    public var steadyFlux: Float = 0.4
+    /// Fraction of steady frames among the sounding frames of the last 320 ms at or above which the
+    /// sound is sustained (music, a tone), not speech, 0…1. Default 0.5; 1 turns the test off.
+    public var steadyFraction: Float = 0.5
 
     public init() {}
 
@@ -49,8 +48,8 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
             onsetFrames >= 1 && onsetFrames <= onsetWindow, "vad.onsetFrames", "1…onsetWindow hops")
         try ConfigurationError.check(hangover >= 0 && hangover <= 5, "vad.hangover", "0…5 s")
         try ConfigurationError.check(transientDrop >= 0 && transientDrop <= 60, "vad.transientDrop", "0…60 dB")
-        try ConfigurationError.check(tonePeriodicity >= 0 && tonePeriodicity <= 1, "vad.tonePeriodicity", "0…1")
-        try ConfigurationError.check(toneFlux >= 0 && toneFlux <= 20, "vad.toneFlux", "0…20 dB")
+        try ConfigurationError.check(steadyFlux >= 0 && steadyFlux <= 20, "vad.steadyFlux", "0…20 dB")
+        try ConfigurationError.check(steadyFraction >= 0 && steadyFraction <= 1, "vad.steadyFraction", "0…1")
     }
 }
 

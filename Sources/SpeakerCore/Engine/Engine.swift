@@ -181,7 +181,7 @@ public final class Engine {
             analyzer.analyze(hop: hop, state: &channel.spectral)
         }
         channel.features = features
-        let tonal = channel.tone.update(periodicity: features.periodicity, flux: features.flux, configuration: configuration.vad)
+        let tonal = channel.tone.update(features, configuration: configuration.vad)
         channel.voiced = !tonal && VoiceActivityDetector.isVoiced(features, configuration.vad)
         channel.continues = !tonal && VoiceActivityDetector.continuesSpeech(features, configuration.vad)
         channel.leak = false
@@ -201,7 +201,7 @@ public final class Engine {
             let channel = channels[index]!
             let evidence = channel.voiced || (channel.vad.speaking && channel.continues)
             if evidence { room.candidates.append(index) }
-            if evidence || channel.vad.speaking { room.sources.append(index) }
+            room.sources.append(index)
             position += 1
         }
         if !room.candidates.isEmpty && room.sources.count > 1 {

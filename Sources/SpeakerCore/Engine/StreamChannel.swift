@@ -44,7 +44,8 @@ final class RoomState {
     var floor = FloorSelector()
     /// Scratch for the streams with speech evidence this frame (capacity kept at the member count).
     var candidates: [Int] = []
-    /// Scratch for the streams that may be the source of a leak: speaking or with evidence.
+    /// Scratch for the streams that may be the source of a leak: every member, since a source may be
+    /// between voiced frames (or missed by its own VAD) while its voice still leaks.
     var sources: [Int] = []
 
     init(name: String) { self.name = name }

@@ -13,6 +13,9 @@ public struct SelectionConfiguration: Codable, Sendable, Equatable {
     public var interruptionMargin: Float = 0.15
     /// Speech the first speaker after a silence needs to take the floor from nobody. Default 0.2 s.
     public var firstSpeaker: Double = 0.2
+    /// A challenger whose last speech frame is older than this is not talking now (it is between
+    /// words or inside its VAD hangover) and cannot take the floor. Default 0.1 s.
+    public var talkingGap: Double = 0.1
     /// Time constant of the speech-activity scores, seconds. Default 1.0 s.
     public var activityTimeConstant: Double = 1.0
 
@@ -26,6 +29,7 @@ public struct SelectionConfiguration: Codable, Sendable, Equatable {
         try ConfigurationError.check(
             interruptionMargin >= 0 && interruptionMargin <= 1, "selection.interruptionMargin", "0…1")
         try ConfigurationError.check(firstSpeaker >= 0 && firstSpeaker <= 10, "selection.firstSpeaker", "0…10 s")
+        try ConfigurationError.check(talkingGap >= 0 && talkingGap <= 5, "selection.talkingGap", "0…5 s")
         try ConfigurationError.check(
             activityTimeConstant >= 0.05 && activityTimeConstant <= 30, "selection.activityTimeConstant", "0.05…30 s")
     }
@@ -52,7 +56,8 @@ struct SpeakerActivity {
 ///   the holder's activity over the last second by `interruptionMargin` takes it, so backchannels,
 ///   coughs and clicks (which the VAD mostly rejects anyway) never do.
 /// - With nobody speaking for `releaseAfter`, the floor goes to nobody.
-/// Among several challengers, the one that has spoken longest wins.
+/// A challenger must be talking now (speech within `talkingGap`), and its run counts actual speech,
+/// not the VAD's hangover. Among several challengers, the one that has spoken longest wins.
 struct FloorSelector {
     private(set) var holder: Int?
 
@@ -70,11 +75,14 @@ struct FloorSelector {
         var lastSpeechInRoom = Int.min / 2
         var best: Int? = nil
         var bestRun = -1
+        let currentlyTalking = frames(c.talkingGap)
         for index in members {
             let a = activity(index)
             lastSpeechInRoom = max(lastSpeechInRoom, a.lastSpeechFrame)
-            guard a.speaking, index != holder else { continue }
-            let run = now - a.onsetFrame + 1
+            // A challenger must be talking now, not just inside its VAD hangover; its run is the
+            // span of actual speech so far.
+            guard a.speaking, index != holder, now - a.lastSpeechFrame <= currentlyTalking else { continue }
+            let run = a.lastSpeechFrame - a.onsetFrame + 1
             if run > bestRun {
                 bestRun = run
                 best = index

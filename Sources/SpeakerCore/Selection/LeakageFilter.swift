@@ -85,8 +85,8 @@ struct EnergyEnvelope {
 
 /// Decides, per room and frame, which streams' speech evidence is only a neighbour's voice.
 ///
-/// Stream `i` (with speech evidence this frame) is leakage when some other stream `j` of the room that
-/// is speaking or shows evidence was, over the last `lookback` frames, at least `margin` dB louder at
+/// Stream `i` (with speech evidence this frame) is leakage when some other stream `j` of the room
+/// was, over the last `lookback` frames, at least `margin` dB louder at
 /// its loudest relative to its own speech level than `i` is now relative to its own, and their energy envelopes
 /// correlate above `correlation` — or at least `strongMargin` dB louder, correlated or not. Looking back over a few frames covers the reverberant tail of a
 /// leaked syllable, which outlasts the syllable at its source. Comparing each stream with its own
@@ -97,7 +97,7 @@ enum LeakageFilter {
 
     /// - Parameters:
     ///   - candidates: indices of the room's streams with speech evidence this frame.
-    ///   - sources: indices of the room's streams that may be a source (speaking or with evidence).
+    ///   - sources: indices of the room's streams that may be a source.
     ///   - relativeLevel: `(index, frames)`: the loudest frame energy over the last `frames` frames
     ///     (1 = this frame) minus the stream's own speech level, dB.
     ///   - envelope: energy envelope per stream index.

@@ -1,6 +1,0 @@
-@main
-struct ActiveSpeaker {
-    static func main() {
-        print("activespeaker: under construction")
-    }
-}

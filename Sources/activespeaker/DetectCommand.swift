@@ -1,0 +1,258 @@
+import Foundation
+import SpeakerCore
+import SpeakerEval
+import SpeakerIO
+
+/// `activespeaker detect`: who speaks when in the recordings of one room.
+struct DetectCommand: Command {
+    static let name = "detect"
+    static let summary = "Detect speech and the dominant speaker in the recordings of one room."
+    static let synopsis = "detect [options] FILE..."
+
+    static let overview = """
+        Treats the FILEs as the participants of one room, all starting at t = 0, and
+        runs the same causal engine a live call runs, 10 ms at a time. Each file is
+        one stream named after the file without directory and extension (alice.wav ->
+        alice); a multichannel file gives one stream per channel (<name>-ch1,
+        <name>-ch2, ...) unless --downmix. Files may differ in length: a stream leaves
+        the room when its file ends. Events go to standard output as JSON Lines.
+        """
+
+    static let options: [OptionSpec] = [
+        .value("rttm", "PATH", help: """
+            Also write each stream's speech segments to PATH
+            as NIST RTTM (speaker = stream id). Written
+            whole, and only if the run succeeds.
+            """),
+        .value("name", "NAME", help: "Recording id in the RTTM file (default: detect)."),
+        .flag("summary", help: """
+            After the events, write talk-time statistics:
+            one JSON line, or a table on a terminal.
+            """),
+        .value("levels", "MS", help: """
+            Every MS milliseconds (a multiple of 10), write
+            each stream's level in dBov.
+            """),
+        .value("config", "FILE.json|KEY=VALUE", repeatable: true, help: """
+            Override engine settings from a JSON file or
+            one dotted key, e.g. vad.hangover=0.3.
+            Repeatable; later ones win.
+            """),
+        .flag("print-config", help: """
+            Print every setting as KEY=VALUE (the defaults
+            with any --config applied) and exit.
+            """),
+        .flag("downmix", help: "Average the channels of a multichannel file."),
+        .flag("quiet", short: "q", help: """
+            Write no events or levels (for runs with --rttm
+            or --summary).
+            """),
+    ]
+
+    static let epilogue = """
+        OUTPUT: one JSON object per line (the summary is wrapped here), ordered by t,
+        keys in this order:
+          {"t":1.230,"type":"speech","stream":"alice","active":true,"since":1.180}
+          {"t":1.500,"type":"dominant","stream":"alice"}
+          {"t":2.000,"type":"levels","levels":{"alice":-23.4,"bob":-58.1}}
+          {"t":3.450,"type":"speech","stream":"alice","active":false,"since":3.200}
+          {"t":9.100,"type":"dominant","stream":null}
+          {"type":"summary","duration":62.340,"streams":{"alice":{"speech":12.340,
+            "utterances":7,"dominant":10.200,"turns":3}},"dominantChanges":12}
+        t        Seconds from the start when the engine decided: the end of the 10 ms
+                 hop whose audio completed the evidence (3 decimals).
+        speech   A stream started (active true) or stopped (active false) speaking.
+        since    When the change began: for a start, the beginning of the first speech
+                 hop (since <= t); for a stop, the end of the last speech hop. An RTTM
+                 segment runs from the since of a start to the since of its stop.
+        dominant The room's dominant speaker is now stream; null means nobody.
+        levels   Smoothed level per stream still present, dBov (0 = full scale,
+                 -127 = silence), 0.1 dB steps.
+        summary  duration: seconds of audio (the longest file, in whole 10 ms hops);
+                 speech: seconds inside utterances; utterances: count; dominant: seconds
+                 as dominant speaker; turns: times the stream took the floor;
+                 dominantChanges: number of dominant lines.
+        Events of one tick keep the engine's order: speech events, then dominant. When a
+        file ends, its stream leaves: an open utterance stops and a floor it held goes
+        to nobody, at the time its audio ended.
+
+        EXIT STATUS: 0 success; 1 unusable input file or unwritable output (one line
+        on standard error, nothing on standard output, no RTTM file); 64 command-line
+        error.
+        """
+
+    let files: [String]
+    let rttmPath: String?
+    let recordingName: String
+    let summary: Bool
+    /// Ticks (10 ms) between level lines, or nil for none.
+    let levelTicks: Int?
+    let configuration: EngineConfiguration
+    let printConfiguration: Bool
+    let downmix: Bool
+    let quiet: Bool
+
+    init(_ options: ParsedOptions) throws(CommandError) {
+        files = options.positionals
+        rttmPath = options.value("rttm")
+        recordingName = options.value("name") ?? "detect"
+        guard !recordingName.isEmpty, !recordingName.contains(where: \.isWhitespace) else {
+            throw .usage("--name must be a non-empty word without spaces (it is an RTTM field)")
+        }
+        summary = options.has("summary")
+        if let text = options.value("levels") {
+            guard let milliseconds = Int(text), milliseconds > 0, milliseconds % 10 == 0 else {
+                throw .usage("--levels \(text): expected a positive multiple of 10 milliseconds")
+            }
+            levelTicks = milliseconds / 10
+        } else {
+            levelTicks = nil
+        }
+        configuration = try Self.configuration(from: options.all("config"))
+        printConfiguration = options.has("print-config")
+        downmix = options.has("downmix")
+        quiet = options.has("quiet")
+        if !printConfiguration && files.isEmpty { throw .usage("no audio files given") }
+    }
+
+    func run() throws(CommandError) {
+        if printConfiguration {
+            try printSettings()
+            return
+        }
+        let streams = try load()
+        let rttmFile = try rttmPath.map { path throws(CommandError) in try AtomicFile(path: path) }
+        let replay: RoomReplay
+        do {
+            replay = try RoomReplay(streams: streams, configuration: configuration, roomName: recordingName)
+        } catch {
+            throw .usage(error.description)
+        }
+        let output = BufferedOutput()
+        let writer = EventWriter(output: output)
+        let tally = try play(replay, to: writer)
+        if summary {
+            let report = DetectSummary(
+                duration: replay.duration,
+                streams: streams.indices.map { (id: streams[$0].id, statistics: replay.statistics(of: $0)) },
+                dominantChanges: tally.dominantChanges)
+            if Console.outputIsTerminal {
+                try output.write(report.table)
+            } else {
+                try writer.write(report.json)
+            }
+        }
+        try writer.flush()
+        try rttmFile?.commit(RTTM.format(tally.segments.sortedSegments, recording: recordingName))
+    }
+
+    /// What a run gathers besides the event lines.
+    private struct Tally {
+        var segments = SpeechSegmentRecorder()
+        var dominantChanges = 0
+    }
+
+    /// Plays the replay to its end, writing events (unless quiet) and levels as they come.
+    private func play(_ replay: RoomReplay, to writer: EventWriter) throws(CommandError) -> Tally {
+        let ids = replay.streams.map(\.id)
+        let interactive = Console.outputIsTerminal
+        // On a terminal that shows the events, they are progress enough.
+        let progress = ProgressLine(label: "detect", enabled: replay.duration > 60 && (quiet || !interactive))
+        defer { progress.clear() }
+        var tally = Tally()
+        var events: [RoomReplay.Event] = []
+
+        func writeEvents() throws(CommandError) {
+            events.removeAll(keepingCapacity: true)
+            replay.consumeEvents { events.append($0) }
+            for event in events {
+                switch event {
+                case .speech(let stream, let active, let time, let since):
+                    tally.segments.record(stream: ids[stream], active: active, since: since)
+                    if !quiet { try writer.speech(time: time, stream: ids[stream], active: active, since: since) }
+                case .dominant(let stream, let time):
+                    tally.dominantChanges += 1
+                    if !quiet { try writer.dominant(time: time, stream: stream.map { ids[$0] }) }
+                }
+            }
+        }
+
+        while !replay.isAtEnd {
+            replay.tick()
+            try writeEvents()
+            if let levelTicks, !quiet, replay.ticks % levelTicks == 0 {
+                try writer.levels(time: replay.time, replay.presentStreams.map { (ids[$0], replay.level(of: $0)!) })
+            }
+            if interactive && !quiet { try writer.flush() }
+            progress.update(Double(replay.ticks) / Double(replay.tickCount))
+        }
+        replay.finish()
+        try writeEvents()
+        return tally
+    }
+
+    /// Decodes every file before anything is written, so a bad file leaves no output at all.
+    private func load() throws(CommandError) -> [ReplayStream] {
+        let decoded: [DecodedStream]
+        do {
+            decoded = try loadStreams(paths: files, sampleRate: AnalysisFormat.sampleRate, downmix: downmix)
+        } catch let error as SpeakerIOError {
+            throw .failure(error.description)
+        } catch {
+            throw .failure("\(error)")
+        }
+        if rttmPath != nil, let stream = decoded.first(where: { $0.id.contains(where: \.isWhitespace) || $0.id.isEmpty }) {
+            throw .failure(
+                "\(stream.sourcePath): stream id \"\(stream.id)\" cannot be an RTTM speaker (it contains a space); rename the file")
+        }
+        return decoded.map { ReplayStream(id: $0.id, samples: $0.samples) }
+    }
+
+    private func printSettings() throws(CommandError) {
+        let settings: [(key: String, value: String)]
+        do {
+            settings = try configuration.flattened()
+        } catch {
+            throw .failure("cannot list the configuration: \(error)")
+        }
+        let output = BufferedOutput()
+        for (key, value) in settings { try output.write("\(key)=\(value)\n") }
+        try output.flush()
+    }
+
+    /// Where to look after a bad `--config`.
+    private static let configurationHint = "see 'activespeaker detect --print-config' for the keys and defaults"
+
+    /// The default configuration with each `--config` argument applied in order.
+    ///
+    /// An argument that names an existing file, or ends in `.json`, is read as a JSON document;
+    /// otherwise it must be `KEY=VALUE`.
+    static func configuration(from arguments: [String]) throws(CommandError) -> EngineConfiguration {
+        var configuration = EngineConfiguration()
+        for argument in arguments {
+            let isFile = FileManager.default.fileExists(atPath: argument) || argument.hasSuffix(".json")
+            let equals = argument.firstIndex(of: "=")
+            if isFile {
+                guard let data = FileManager.default.contents(atPath: argument) else {
+                    throw .usage("--config \(argument): cannot read the file", hint: configurationHint)
+                }
+                do {
+                    configuration = try configuration.overriding(json: data)
+                } catch {
+                    throw .usage("--config \(argument): \(error)", hint: configurationHint)
+                }
+            } else if let equals {
+                let key = String(argument[..<equals])
+                let value = String(argument[argument.index(after: equals)...])
+                do {
+                    configuration = try configuration.setting(key, to: value)
+                } catch {
+                    throw .usage("--config \(argument): \(error)", hint: configurationHint)
+                }
+            } else {
+                throw .usage("--config \(argument): expected FILE.json or KEY=VALUE", hint: configurationHint)
+            }
+        }
+        return configuration
+    }
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ActiveSpeaker needs to build, test and run its demo.
+# Installs only what is missing, so a second run costs a second. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+  pkg-config
+  libfftw3-dev     # FFT (single precision)
+  libsndfile1-dev  # WAV, FLAC, Ogg Vorbis, Ogg Opus files
+  libopus-dev      # Opus packets
+  libasound2-dev   # ALSA capture
+  libsoxr-dev      # resampling to 16 kHz
+  sox              # test signals
+  opus-tools       # opusenc, for Ogg Opus test files
+  espeak-ng        # synthetic speech in tests
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+  if [ -x /opt/swift/usr/bin/swift ]; then
+    echo "install-deps: swift is at /opt/swift/usr/bin; add it to PATH" >&2
+  else
+    echo "install-deps: no Swift toolchain found (Swift 6 is needed)" >&2
+    exit 1
+  fi
+fi
