@@ -12,7 +12,7 @@ final class AtomicFile {
     let path: String
     private var temporaryPath: String?
     private var descriptor: Int32
-    private let signalSlot: Int?
+    private var signalSlot: Int?
 
     /// Creates the temporary file next to `path`.
     /// - Throws: `CommandError.failure` naming `path` if it is a directory, or its directory does not exist
@@ -23,6 +23,7 @@ final class AtomicFile {
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             throw .failure("\(path): is a directory")
         }
+        TemporaryFileCleanup.installHandlers()
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         var template = Array("\(directory)/.\(url.lastPathComponent).XXXXXX".utf8CString)
@@ -47,7 +48,12 @@ final class AtomicFile {
             throw .failure("\(path): \(failure)")
         }
         self.temporaryPath = nil
+        forgetSlot()
+    }
+
+    private func forgetSlot() {
         if let signalSlot { TemporaryFileCleanup.unregister(signalSlot) }
+        signalSlot = nil
     }
 
     /// Writes, syncs, closes and renames; returns what failed and why, or nil.
@@ -85,7 +91,7 @@ final class AtomicFile {
             unlink(temporaryPath)
             self.temporaryPath = nil
         }
-        if let signalSlot { TemporaryFileCleanup.unregister(signalSlot) }
+        forgetSlot()
     }
 }
 
@@ -108,6 +114,9 @@ private enum TemporaryFileCleanup {
         for signal in signals { installHandler(signal) }
         return table
     }()
+
+    /// Installs the signal handlers, once; `register` does it too.
+    static func installHandlers() { _ = slots }
 
     /// Registers `path` for removal on a fatal signal; returns its slot, or nil if the table is full.
     static func register(_ path: String) -> Int? {

@@ -7,6 +7,7 @@ import Foundation
 /// reproducible; a non-finite number becomes `null`.
 struct JSONLine {
     private var text = "{"
+    private var hasMembers = false
 
     /// The finished object, without a line break.
     var rendered: String { text + "}" }
@@ -42,7 +43,8 @@ struct JSONLine {
     }
 
     private mutating func member(_ key: String) {
-        if text.utf8.count > 1 { text += "," }
+        if hasMembers { text += "," }
+        hasMembers = true
         Self.appendString(key, to: &text)
         text += ":"
     }

@@ -43,3 +43,23 @@ import Testing
         #expect(keys.count >= 25)
     }
 }
+
+@Suite struct ConfigurationRoundTripTests {
+    @Test func everyListedSettingReadsBack() throws {
+        var configuration = EngineConfiguration()
+        for (key, value) in try EngineConfiguration().flattened() {
+            configuration = try configuration.setting(key, to: value)
+        }
+        #expect(configuration == EngineConfiguration())
+        #expect(try EngineConfiguration().flattened().contains { $0.key == "leakage.enabled" && $0.value == "true" })
+    }
+
+    @Test func unknownKeyIsNamedInFull() {
+        #expect(throws: EngineConfiguration.OverrideError.self) { try EngineConfiguration().setting("vad.nosuch", to: "1") }
+        do {
+            _ = try EngineConfiguration().setting("nosuch.key", to: "1")
+        } catch {
+            #expect("\(error)".contains("nosuch.key"))
+        }
+    }
+}

@@ -70,8 +70,11 @@ public final class Engine {
     }
 
     /// Removes a stream: a running utterance ends now, and if it held its room's floor the room
-    /// has nobody until the next tick decides.
-    public func removeStream(_ stream: StreamID) {
+    /// has nobody until the next tick decides. The events this emits carry `time`, the end of the
+    /// last tick.
+    /// - Returns: the stream's final talk statistics.
+    @discardableResult
+    public func removeStream(_ stream: StreamID) -> TalkStatistics {
         let channel = channel(stream)
         if case .ended(let last) = channel.vad.stop() {
             events.append(.speech(stream: stream, active: false, time: time, since: endTime(ofFrame: last)))
@@ -82,6 +85,7 @@ public final class Engine {
             events.append(.dominant(room: RoomID(rawValue: channel.room), stream: nil, time: time))
         }
         channels[stream.rawValue] = nil
+        return channel.statistics
     }
 
     /// Removes a room and all its streams.

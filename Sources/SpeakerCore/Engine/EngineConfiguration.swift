@@ -52,6 +52,9 @@ extension EngineConfiguration {
     public func setting(_ key: String, to value: String) throws -> EngineConfiguration {
         let parts = key.split(separator: ".").map(String.init)
         guard !parts.isEmpty else { throw OverrideError(description: "configuration: empty key") }
+        guard try flattened().contains(where: { $0.key == key }) else {
+            throw OverrideError(description: "configuration: unknown key \(key)")
+        }
         var patch: Any = try Self.parseScalar(value, key: key)
         for part in parts.reversed() { patch = [part: patch] }
         guard let object = patch as? [String: Any] else { throw OverrideError(description: "configuration: bad key \(key)") }
@@ -68,7 +71,10 @@ extension EngineConfiguration {
                 if let nested = value as? [String: Any] {
                     walk(nested, prefix + key + ".")
                 } else {
-                    result.append((prefix + key, "\(value)"))
+                    // Serialise the JSON value itself, so booleans print as true/false, which
+                    // `setting(_:to:)` reads back (String(describing:) gives 1/0 on Linux).
+                    let data = try? JSONSerialization.data(withJSONObject: value, options: .fragmentsAllowed)
+                    result.append((prefix + key, data.map { String(decoding: $0, as: UTF8.self) } ?? "\(value)"))
                 }
             }
         }
