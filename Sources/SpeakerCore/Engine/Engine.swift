@@ -52,7 +52,7 @@ public final class Engine {
 
     /// Adds an empty room.
     public func addRoom(name: String) -> RoomID {
-        rooms.append(RoomState(name: name))
+        rooms.append(RoomState(name: name, policy: configuration.selection.policy.make(configuration.selection)))
         return RoomID(rawValue: rooms.count - 1)
     }
 
@@ -234,7 +234,6 @@ public final class Engine {
             position += 1
         }
         // 2. Each stream's utterance state.
-        let selection = configuration.selection
         position = 0
         while position < room.members.count {
             let index = room.members[position]
@@ -262,6 +261,7 @@ public final class Engine {
                 let rate = level > channel.speechLevel ? 4 * (1 - speechLevelSmoothing) : 1 - speechLevelSmoothing
                 channel.speechLevel += rate * (level - channel.speechLevel)
             }
+            channel.activity.level = channel.features.level
             channel.activity.speaking = channel.vad.speaking
             channel.activity.onsetFrame = channel.vad.onsetFrame
             channel.activity.activity = activitySmoothing * channel.activity.activity
@@ -270,8 +270,7 @@ public final class Engine {
         }
         // 3. The floor.
         let (changed, holder) = room.members.withUnsafeBufferPointer { members in
-            room.floor.update(
-                now: frame, members: members, activity: { self.channels[$0]!.activity }, configuration: selection)
+            room.floor.update(now: frame, members: members, observation: { self.channels[$0]!.activity })
         }
         if changed {
             events.append(.dominant(room: RoomID(rawValue: roomIndex), stream: holder.map(StreamID.init), time: time))

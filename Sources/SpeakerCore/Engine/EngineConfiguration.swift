@@ -125,6 +125,7 @@ extension EngineConfiguration {
         if text == "false" { return false }
         if let integer = Int(text) { return integer }
         if let number = Double(text) { return number }
-        throw OverrideError(description: "configuration: \(key)=\(text): expected a number, true or false")
+        return text  // a name, such as a policy; decoding checks it
+
     }
 }

@@ -6,7 +6,7 @@ final class StreamChannel {
     var vad = VoiceActivityDetector()
     var envelope = EnergyEnvelope()
     var tone = SustainedToneDetector()
-    var activity = SpeakerActivity()
+    var activity = SpeakerObservation()
     var statistics = TalkStatistics()
 
     /// The hop submitted for the next tick.
@@ -41,12 +41,15 @@ final class StreamChannel {
 final class RoomState {
     let name: String
     var members: [Int] = []
-    var floor = FloorSelector()
+    let floor: any FloorPolicy
     /// Scratch for the streams with speech evidence this frame (capacity kept at the member count).
     var candidates: [Int] = []
     /// Scratch for the streams that may be the source of a leak: every member, since a source may be
     /// between voiced frames (or missed by its own VAD) while its voice still leaks.
     var sources: [Int] = []
 
-    init(name: String) { self.name = name }
+    init(name: String, policy: any FloorPolicy) {
+        self.name = name
+        floor = policy
+    }
 }

@@ -1,5 +1,8 @@
 /// Tunables of dominant-speaker selection. Times in seconds.
 public struct SelectionConfiguration: Codable, Sendable, Equatable {
+    /// The dominant-speaker policy of every room. Default `hysteresis`, ours; the others are
+    /// baselines for comparison.
+    public var policy: FloorPolicyKind = .hysteresis
     /// With no speech in the room for this long, the dominant speaker becomes nobody. Default 1.0 s.
     public var releaseAfter: Double = 1.0
     /// A holder silent this long has finished its turn; shorter pauses are inside a turn. Default 0.7 s.
@@ -35,8 +38,10 @@ public struct SelectionConfiguration: Codable, Sendable, Equatable {
     }
 }
 
-/// What the floor selector knows of one stream at the current frame.
-struct SpeakerActivity {
+/// What a dominant-speaker policy sees of one stream at the current frame.
+struct SpeakerObservation {
+    /// RFC 6464 level of the frame's hop: 0 (0 dBov) … 127 (silence).
+    var level: UInt8 = 127
     /// The stream is inside an utterance (VAD state, after leakage suppression).
     var speaking = false
     /// Frame index of the running utterance's onset.
@@ -47,7 +52,7 @@ struct SpeakerActivity {
     var activity: Float = 0
 }
 
-/// Picks the dominant speaker of one room, with hysteresis.
+/// Our dominant-speaker policy: speech activity from the VAD (after leakage suppression), with hysteresis.
 ///
 /// - From nobody: the first stream to speak for `firstSpeaker` takes the floor.
 /// - From a holder who has been silent for `turnEndPause` (the turn is over): a stream speaking for
@@ -58,16 +63,18 @@ struct SpeakerActivity {
 /// - With nobody speaking for `releaseAfter`, the floor goes to nobody.
 /// A challenger must be talking now (speech within `talkingGap`), and its run counts actual speech,
 /// not the VAD's hangover. Among several challengers, the one that has spoken longest wins.
-struct FloorSelector {
+final class HysteresisPolicy: FloorPolicy {
     private(set) var holder: Int?
+    private let c: SelectionConfiguration
+
+    init(configuration: SelectionConfiguration) { c = configuration }
 
     /// Decides the holder at frame `now`; returns the new holder when it changed.
     /// - Parameters:
     ///   - members: the room's stream indices.
     ///   - activity: activity per stream index.
-    mutating func update(
-        now: Int, members: UnsafeBufferPointer<Int>, activity: (Int) -> SpeakerActivity,
-        configuration c: SelectionConfiguration
+    func update(
+        now: Int, members: UnsafeBufferPointer<Int>, observation activity: (Int) -> SpeakerObservation
     ) -> (changed: Bool, holder: Int?) {
         let hop = AnalysisFormat.hopDuration
         func frames(_ seconds: Double) -> Int { Int((seconds / hop).rounded()) }
@@ -118,7 +125,7 @@ struct FloorSelector {
     }
 
     /// Forgets a stream that leaves the room; returns true when it held the floor.
-    mutating func remove(_ index: Int) -> Bool {
+    func remove(_ index: Int) -> Bool {
         guard holder == index else { return false }
         holder = nil
         return true
