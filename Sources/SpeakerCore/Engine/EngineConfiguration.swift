@@ -70,6 +70,8 @@ extension EngineConfiguration {
             for (key, value) in object.sorted(by: { $0.key < $1.key }) {
                 if let nested = value as? [String: Any] {
                     walk(nested, prefix + key + ".")
+                } else if let text = value as? String {
+                    result.append((prefix + key, text))
                 } else {
                     // Serialise the JSON value itself, so booleans print as true/false, which
                     // `setting(_:to:)` reads back (String(describing:) gives 1/0 on Linux).
