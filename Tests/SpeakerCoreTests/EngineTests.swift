@@ -86,3 +86,43 @@ import TestSupport
         #expect(engine.dominantSpeaker(in: room) == nil)
     }
 }
+
+/// Several worker threads give the same decisions as one.
+@Suite struct WorkerTests {
+    /// Six rooms of three synthetic talkers each, run for 4 s; events sorted by time then room/stream.
+    static func run(workers: Int) throws -> [EngineEvent] {
+        let engine = try Engine(workers: workers)
+        var signals: [(StreamID, [Float])] = []
+        for room in 0..<6 {
+            let id = engine.addRoom(name: "room\(room)")
+            for talker in 0..<3 {
+                let seed = UInt64(room * 10 + talker)
+                var signal = Synthesis.noise(seconds: 4, levelDBFS: -58, seed: seed)
+                Synthesis.add(
+                    Synthesis.voice(seconds: 1.2, f0: 100 + 50 * Double(talker), levelDBFS: -26, seed: seed + 100),
+                    into: &signal, at: 0.3 + 1.2 * Double(talker))
+                signals.append((engine.addStream(name: "r\(room)t\(talker)", room: id), signal))
+            }
+        }
+        return EngineTests.feed(engine, signals, frames: 0..<400)
+    }
+
+    static func key(_ event: EngineEvent) -> String {
+        switch event {
+        case .speech(let stream, let active, let time, let since): "\(time) s \(stream.rawValue) \(active) \(since)"
+        case .dominant(let room, let stream, let time): "\(time) d \(room.rawValue) \(stream?.rawValue ?? -1)"
+        }
+    }
+
+    @Test func twoWorkersDecideLikeOne() throws {
+        let one = try Self.run(workers: 1), two = try Self.run(workers: 2)
+        #expect(one.count > 30)
+        #expect(one.map(Self.key).sorted() == two.map(Self.key).sorted())
+        // Events come out in time order across the workers' shards.
+        #expect(zip(two, two.dropFirst()).allSatisfy { $0.time <= $1.time })
+    }
+
+    @Test func invalidWorkerCountIsRefused() {
+        #expect(throws: ConfigurationError.self) { try Engine(workers: 0) }
+    }
+}

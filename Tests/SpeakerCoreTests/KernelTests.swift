@@ -86,3 +86,38 @@ enum ScalarReference {
         #expect(Levels.rfc6464Level(meanSquare: meanSquare) == expected)
     }
 }
+
+@Suite struct FastMathTests {
+    @Test func log2MatchesTheScalarFunction() {
+        var generator = SeededGenerator(seed: 99)
+        for _ in 0..<200 {
+            var x = SIMD16<Float>()
+            for lane in 0..<16 { x[lane] = powf(10, 12 * generator.nextSignedUnit()) }  // 1e-12 … 1e12
+            let fast = FastMath.log2(x)
+            for lane in 0..<16 { #expect(abs(fast[lane] - log2f(x[lane])) < 2e-4) }
+        }
+    }
+
+    @Test func lanewiseMinAndMaxMatchScalar() {
+        var generator = SeededGenerator(seed: 5)
+        for _ in 0..<100 {
+            var a = SIMD8<Float>(), b = SIMD8<Float>()
+            for lane in 0..<8 { a[lane] = generator.nextSignedUnit(); b[lane] = generator.nextSignedUnit() }
+            let low = a.lanewiseMin(b), high = a.lanewiseMax(b)
+            for lane in 0..<8 {
+                #expect(low[lane] == min(a[lane], b[lane]))
+                #expect(high[lane] == max(a[lane], b[lane]))
+            }
+        }
+    }
+
+    @Test(arguments: [0, 1, 7, 160])
+    func differenceEnergyMatchesScalar(count: Int) {
+        let x = KernelTests.noise(count, seed: 77)
+        var reference: Float = 0
+        var last: Float = 0.25
+        for v in x { reference += (v - last) * (v - last); last = v }
+        let simd = x.withUnsafeBufferPointer { Kernels.differenceEnergy($0, previous: 0.25) }
+        #expect(abs(simd - reference) <= 1e-5 * max(1, reference))
+    }
+}

@@ -5,9 +5,12 @@ import TestSupport
 
 /// The per-frame path allocates nothing once warm.
 @Suite struct RealTimeSafetyTests {
-    @Test func tickAllocatesNothingAfterWarmUp() throws {
-        let engine = try Engine()
+    @Test(arguments: [1, 2])
+    func tickAllocatesNothingAfterWarmUp(workers: Int) throws {
+        // With two workers this counts the calling thread, which works one of the two shards.
+        let engine = try Engine(workers: workers)
         let room = engine.addRoom(name: "r")
+        _ = engine.addRoom(name: "second room, for the other worker")
         let voices = (0..<4).map { Synthesis.voice(seconds: 3, f0: 100 + 40 * Double($0), levelDBFS: -25, seed: UInt64($0)) }
         let ids = (0..<4).map { engine.addStream(name: "s\($0)", room: room) }
         var eventCount = 0

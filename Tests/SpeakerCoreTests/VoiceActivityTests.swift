@@ -51,3 +51,36 @@ import TestSupport
         #expect(speech.filter(\.active).count == 1)
     }
 }
+
+/// Skipping the spectral analysis of clearly quiet frames (`vad.quietRefresh` > 1).
+@Suite struct QuietSkippingTests {
+    @Test func skippingQuietFramesStillFindsTheUtterance() throws {
+        var configuration = EngineConfiguration()
+        configuration.vad.quietRefresh = 4
+        var signal = VoiceActivityTests.background(6)
+        Synthesis.add(Synthesis.voice(seconds: 2, f0: 140, levelDBFS: -26), into: &signal, at: 2)
+        let speech = try EngineHarness.run([("a", signal)], configuration: configuration).speech("a")
+        try #require(speech.count == 2, "\(speech)")
+        #expect(abs(speech[0].since - 2.0) < 0.08)
+        #expect(abs(speech[1].since - 4.0) < 0.1)
+    }
+
+    @Test func quietFramesAreSkipped() throws {
+        var configuration = VoiceActivityConfiguration()
+        configuration.quietRefresh = 4
+        let analyzer = SpectralAnalyzer(overSubtraction: 1)
+        var state = SpectralState(configuration: configuration)
+        let noise = Synthesis.noise(seconds: 3, levelDBFS: -50, seed: 3)
+        var skipped = 0
+        noise.withUnsafeBufferPointer { samples in
+            for frame in 0..<300 {
+                _ = analyzer.analyze(
+                    hop: UnsafeBufferPointer(rebasing: samples[frame * 160..<(frame + 1) * 160]), state: &state,
+                    mayRest: true, configuration: configuration)
+                if state.quietSkipped > 0 { skipped += 1 }
+            }
+        }
+        // Once the floor is learnt, most quiet frames skip, but never more than 3 in a row.
+        #expect(skipped > 150 && skipped <= 225)
+    }
+}

@@ -52,39 +52,39 @@ struct NoiseTracker {
     }
 
     /// Takes one frame's power spectrum and updates the noise estimate. Real-time safe.
-    mutating func update(power: UnsafeBufferPointer<Float>) {
+    /// - Parameter frames: hops since the previous update (more than 1 when quiet frames were skipped),
+    ///   so that the minimum-statistics window keeps its length in time.
+    mutating func update(power: UnsafeBufferPointer<Float>, frames: Int = 1) {
         precondition(power.count == binCount)
         let a = smoothing, b = 1 - smoothing
-        let biasV = SIMD8<Float>(repeating: bias), floorV = SIMD8<Float>(repeating: minimumPower)
         let firstFrame = !started
         started = true
-        smoothed.withUnsafeMutableBufferPointer { s in
-            currentMinimum.withUnsafeMutableBufferPointer { cm in
-                pastMinimum.withUnsafeBufferPointer { pm in
-                    noise.withUnsafeMutableBufferPointer { n in
-                        var k = 0
-                        while k + 8 <= binCount {
-                            let p = power.load8(k)
-                            let sv = firstFrame ? p : s.load8(k) * SIMD8(repeating: a) + p * SIMD8(repeating: b)
-                            let minimum = pointwiseMin(cm.load8(k), sv)
-                            let estimate = pointwiseMax(pointwiseMin(minimum, pm.load8(k)) * biasV, floorV)
-                            s.store8(sv, at: k)
-                            cm.store8(minimum, at: k)
-                            n.store8(estimate, at: k)
-                            k += 8
-                        }
-                        while k < binCount {
-                            s[k] = firstFrame ? power[k] : s[k] * a + power[k] * b
-                            cm[k] = min(cm[k], s[k])
-                            n[k] = max(min(cm[k], pm[k]) * bias, minimumPower)
-                            k += 1
+        let bias = self.bias, floor = minimumPower
+        // A plain loop over raw pointers with branch-free selects: LLVM vectorises it (minps/maxps).
+        smoothed.withUnsafeMutableBufferPointer { sBuffer in
+            currentMinimum.withUnsafeMutableBufferPointer { cmBuffer in
+                pastMinimum.withUnsafeBufferPointer { pmBuffer in
+                    noise.withUnsafeMutableBufferPointer { nBuffer in
+                        let s = sBuffer.baseAddress!, cm = cmBuffer.baseAddress!, pm = pmBuffer.baseAddress!
+                        let n = nBuffer.baseAddress!, p = power.baseAddress!
+                        let keep: Float = firstFrame ? 0 : a, take: Float = firstFrame ? 1 : b
+                        for k in 0..<binCount {
+                            let sv = s[k] * keep + p[k] * take
+                            s[k] = sv
+                            let c = cm[k]
+                            let minimum = sv < c ? sv : c
+                            cm[k] = minimum
+                            let past = pm[k]
+                            let lowest = minimum < past ? minimum : past
+                            let estimate = lowest * bias
+                            n[k] = estimate > floor ? estimate : floor
                         }
                     }
                 }
             }
         }
-        framesInSubwindow += 1
-        if framesInSubwindow == subwindowFrames { closeSubwindow() }
+        framesInSubwindow += frames
+        if framesInSubwindow >= subwindowFrames { closeSubwindow() }
     }
 
     /// Stores the finished subwindow's minima, replacing the oldest, and recomputes their minimum.

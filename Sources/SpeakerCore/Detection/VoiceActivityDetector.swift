@@ -19,6 +19,14 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
     /// A voiced hop may be at most this much quieter than its 32 ms window: a quieter hop only
     /// follows a transient (a click, a knock). Default 6 dB.
     public var transientDrop: Float = 6
+    /// Outside an utterance, a frame whose hop, through a first-difference filter, is within this many
+    /// dB of the stream's noise floor through the same filter is clearly quiet and skips the spectral
+    /// analysis (it carries no speech evidence). Default 3 dB; 0 analyses every frame.
+    public var quietMargin: Float = 3
+    /// Of consecutive quiet frames, every this-many-th is still fully analysed so the noise floor
+    /// keeps learning. Default 1: every frame is analysed. 4 makes a meeting of mostly silent
+    /// listeners several times cheaper, for about 1 % of VAD F1 on the generated meetings.
+    public var quietRefresh: Int = 1
     /// Speech frames among the last `onsetWindow` hops that start an utterance. Default 3.
     public var onsetFrames: Int = 3
     /// Hops examined for an onset. Default 5 (50 ms).
@@ -47,6 +55,8 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
         try ConfigurationError.check(
             onsetFrames >= 1 && onsetFrames <= onsetWindow, "vad.onsetFrames", "1…onsetWindow hops")
         try ConfigurationError.check(hangover >= 0 && hangover <= 5, "vad.hangover", "0…5 s")
+        try ConfigurationError.check(quietMargin >= 0 && quietMargin <= 20, "vad.quietMargin", "0…20 dB")
+        try ConfigurationError.check(quietRefresh >= 1 && quietRefresh <= 100, "vad.quietRefresh", "1…100 frames")
         try ConfigurationError.check(transientDrop >= 0 && transientDrop <= 60, "vad.transientDrop", "0…60 dB")
         try ConfigurationError.check(steadyFlux >= 0 && steadyFlux <= 20, "vad.steadyFlux", "0…20 dB")
         try ConfigurationError.check(steadyFraction >= 0 && steadyFraction <= 1, "vad.steadyFraction", "0…1")

@@ -26,34 +26,58 @@ public final class Engine {
     public private(set) var ticks = 0
     /// Seconds of stream time processed: the end of the last hop.
     public var time: Double { Double(ticks) * AnalysisFormat.hopDuration }
+    /// Threads that share the work of a tick (the calling thread is one of them).
+    public let workers: Int
 
-    private let analyzer: SpectralAnalyzer
     private var channels: [StreamChannel?] = []
     private var rooms: [RoomState?] = []
-    private var events: [EngineEvent] = []
+    /// One shard per worker: the rooms it owns, its FFT scratch and its events.
+    private let shards: [Shard]
+    private var threads: [WorkerThread] = []
+    private let workersDone = DispatchSemaphore(value: 0)
     private let levelSmoothing: Float
     private let speechLevelSmoothing: Float
     private let activitySmoothing: Float
 
     /// Makes an engine.
+    /// - Parameters:
+    ///   - configuration: the tunables.
+    ///   - workers: threads that share each tick, ≥ 1. Rooms are dealt to workers as they are added;
+    ///     each worker owns its rooms' streams outright, so a tick takes no lock: the calling thread
+    ///     starts the others, works its own shard, and waits for them.
     /// - Throws: `ConfigurationError` if a value is out of range.
-    public init(configuration: EngineConfiguration = EngineConfiguration()) throws(ConfigurationError) {
+    public init(configuration: EngineConfiguration = EngineConfiguration(), workers: Int = 1) throws(ConfigurationError) {
         try configuration.validate()
+        try ConfigurationError.check(workers >= 1 && workers <= 256, "workers", "1…256")
         self.configuration = configuration
-        analyzer = SpectralAnalyzer(overSubtraction: configuration.vad.overSubtraction)
+        self.workers = workers
+        shards = (0..<workers).map { _ in Shard(overSubtraction: configuration.vad.overSubtraction) }
         let hop = AnalysisFormat.hopDuration
         levelSmoothing = Float(exp(-hop / configuration.levelTimeConstant))
         speechLevelSmoothing = Float(exp(-hop / configuration.leakage.speechLevelTimeConstant))
         activitySmoothing = Float(exp(-hop / configuration.selection.activityTimeConstant))
-        events.reserveCapacity(64)
+        for index in 1..<max(1, workers) {
+            threads.append(WorkerThread(name: "activespeaker-\(index)", done: workersDone) { [unowned self] in
+                self.process(shards[index])
+            })
+        }
+    }
+
+    deinit {
+        for thread in threads { thread.stop() }
+        for _ in threads { workersDone.wait() }
     }
 
     // MARK: Rooms and streams
 
-    /// Adds an empty room.
+    /// Adds an empty room, owned by the worker with the fewest rooms.
     public func addRoom(name: String) -> RoomID {
-        rooms.append(RoomState(name: name, policy: configuration.selection.policy.make(configuration.selection)))
-        return RoomID(rawValue: rooms.count - 1)
+        let index = rooms.count
+        let shard = shards.min { $0.rooms.count < $1.rooms.count }!
+        rooms.append(RoomState(
+            name: name, index: index, policy: configuration.selection.policy.make(configuration.selection), shard: shard))
+        shard.rooms.append(index)
+        return RoomID(rawValue: index)
     }
 
     /// Adds a stream to a room. It starts silent, with nothing learnt of its noise.
@@ -65,7 +89,7 @@ public final class Engine {
         state.members.append(index)
         state.candidates.reserveCapacity(state.members.count)
         state.sources.reserveCapacity(state.members.count)
-        events.reserveCapacity(2 * channels.count + 2 * rooms.count + 16)
+        state.shard.events.reserveCapacity(2 * state.shard.rooms.reduce(0) { $0 + rooms[$1]!.members.count } + 16)
         return StreamID(rawValue: index)
     }
 
@@ -76,13 +100,13 @@ public final class Engine {
     @discardableResult
     public func removeStream(_ stream: StreamID) -> TalkStatistics {
         let channel = channel(stream)
-        if case .ended(let last) = channel.vad.stop() {
-            events.append(.speech(stream: stream, active: false, time: time, since: endTime(ofFrame: last)))
-        }
         let room = rooms[channel.room]!
+        if case .ended(let last) = channel.vad.stop() {
+            room.shard.events.append(.speech(stream: stream, active: false, time: time, since: endTime(ofFrame: last)))
+        }
         room.members.removeAll { $0 == stream.rawValue }
         if room.floor.remove(stream.rawValue) {
-            events.append(.dominant(room: RoomID(rawValue: channel.room), stream: nil, time: time))
+            room.shard.events.append(.dominant(room: RoomID(rawValue: channel.room), stream: nil, time: time))
         }
         channels[stream.rawValue] = nil
         return channel.statistics
@@ -90,7 +114,9 @@ public final class Engine {
 
     /// Removes a room and all its streams.
     public func removeRoom(_ room: RoomID) {
-        for member in roomState(room).members { removeStream(StreamID(rawValue: member)) }
+        let state = roomState(room)
+        for member in state.members { removeStream(StreamID(rawValue: member)) }
+        state.shard.rooms.removeAll { $0 == room.rawValue }
         rooms[room.rawValue] = nil
     }
 
@@ -117,30 +143,61 @@ public final class Engine {
     }
 
     /// Analyses the submitted hops of all streams and updates every room's decisions.
-    /// - Complexity: per stream one 512-point and one 256-point FFT; per room O(speakers²) for leakage.
+    /// - Complexity: per stream one 512-point and one 256-point FFT; per room O(speakers²) for leakage;
+    ///   shared among `workers` threads by rooms.
     public func tick() {
-        let frame = ticks
-        // Index loops: iterating the arrays themselves allocates an iterator context in debug builds.
         var index = 0
-        while index < channels.count {
-            if let channel = channels[index] { analyze(channel) }
+        while index < threads.count {
+            threads[index].run()
             index += 1
         }
+        process(shards[0])
         index = 0
-        while index < rooms.count {
-            if let room = rooms[index] { decide(room, roomIndex: index, frame: frame) }
+        while index < threads.count {
+            workersDone.wait()
             index += 1
         }
         ticks += 1
     }
 
-    /// Hands every event since the last call to `body`, oldest first, and forgets them. Real-time safe.
+    /// Hands every event since the last call to `body`, oldest first, and forgets them. Events of the
+    /// same time keep the order they were made in within a room (speech events, then the floor).
+    /// Real-time safe.
     public func consumeEvents(_ body: (EngineEvent) throws -> Void) rethrows {
-        defer { events.removeAll(keepingCapacity: true) }
+        defer {
+            var index = 0
+            while index < shards.count {
+                shards[index].events.removeAll(keepingCapacity: true)
+                index += 1
+            }
+        }
+        if shards.count == 1 {
+            let events = shards[0].events
+            var index = 0
+            while index < events.count {
+                try body(events[index])
+                index += 1
+            }
+            return
+        }
+        // Merge the shards' buffers, each already in time order, by time (ties: lower shard first).
         var index = 0
-        while index < events.count {
-            try body(events[index])
+        while index < shards.count {
+            shards[index].cursor = 0
             index += 1
+        }
+        while true {
+            var next: Shard? = nil
+            var position = 0
+            while position < shards.count {
+                let shard = shards[position]
+                position += 1
+                guard shard.cursor < shard.events.count else { continue }
+                if next == nil || shard.events[shard.cursor].time < next!.events[next!.cursor].time { next = shard }
+            }
+            guard let chosen = next else { return }
+            try body(chosen.events[chosen.cursor])
+            chosen.cursor += 1
         }
     }
 
@@ -176,13 +233,31 @@ public final class Engine {
 
     // MARK: Per-frame work
 
-    private func analyze(_ channel: StreamChannel) {
+    /// One worker's share of a tick: each of its rooms' streams analysed, then the room decided.
+    private func process(_ shard: Shard) {
+        let frame = ticks
+        // Index loops: iterating the arrays themselves allocates an iterator context in debug builds.
+        var position = 0
+        while position < shard.rooms.count {
+            let room = rooms[shard.rooms[position]]!
+            position += 1
+            var member = 0
+            while member < room.members.count {
+                analyze(channels[room.members[member]]!, with: shard.analyzer)
+                member += 1
+            }
+            decide(room, frame: frame, events: &shard.events)
+        }
+    }
+
+    private func analyze(_ channel: StreamChannel, with analyzer: SpectralAnalyzer) {
         if !channel.hasPending {
             channel.pending.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
         }
         channel.hasPending = false
         let features = channel.pending.withUnsafeBufferPointer { hop in
-            analyzer.analyze(hop: hop, state: &channel.spectral)
+            analyzer.analyze(
+                hop: hop, state: &channel.spectral, mayRest: !channel.vad.speaking, configuration: configuration.vad)
         }
         channel.features = features
         let tonal = channel.tone.update(features, configuration: configuration.vad)
@@ -194,7 +269,7 @@ public final class Engine {
         channel.smoothedMeanSquare = levelSmoothing * channel.smoothedMeanSquare + (1 - levelSmoothing) * meanSquare
     }
 
-    private func decide(_ room: RoomState, roomIndex: Int, frame: Int) {
+    private func decide(_ room: RoomState, frame: Int, events: inout [EngineEvent]) {
         let time = endTime(ofFrame: frame)
         // 1. Which streams show speech evidence, and which of those only carry a neighbour's voice.
         room.candidates.removeAll(keepingCapacity: true)
@@ -273,7 +348,7 @@ public final class Engine {
             room.floor.update(now: frame, members: members, observation: { self.channels[$0]!.activity })
         }
         if changed {
-            events.append(.dominant(room: RoomID(rawValue: roomIndex), stream: holder.map(StreamID.init), time: time))
+            events.append(.dominant(room: RoomID(rawValue: room.index), stream: holder.map(StreamID.init), time: time))
             if let holder { channels[holder]!.statistics.turns += 1 }
         }
         if let holder { channels[holder]!.statistics.dominantTime += AnalysisFormat.hopDuration }

@@ -40,16 +40,37 @@ final class StreamChannel {
 /// The streams of one room and its floor.
 final class RoomState {
     let name: String
+    /// The room's `RoomID` raw value.
+    let index: Int
     var members: [Int] = []
     let floor: any FloorPolicy
+    /// The worker that owns this room and its streams.
+    let shard: Shard
     /// Scratch for the streams with speech evidence this frame (capacity kept at the member count).
     var candidates: [Int] = []
     /// Scratch for the streams that may be the source of a leak: every member, since a source may be
     /// between voiced frames (or missed by its own VAD) while its voice still leaks.
     var sources: [Int] = []
 
-    init(name: String, policy: any FloorPolicy) {
+    init(name: String, index: Int, policy: any FloorPolicy, shard: Shard) {
         self.name = name
+        self.index = index
         floor = policy
+        self.shard = shard
+    }
+}
+
+/// What one worker owns: its rooms, its FFT scratch, and the events its rooms made since they were
+/// last consumed (in time order).
+final class Shard {
+    var rooms: [Int] = []
+    let analyzer: SpectralAnalyzer
+    var events: [EngineEvent] = []
+    /// Read position while `Engine.consumeEvents` merges the shards.
+    var cursor = 0
+
+    init(overSubtraction: Float) {
+        analyzer = SpectralAnalyzer(overSubtraction: overSubtraction)
+        events.reserveCapacity(64)
     }
 }

@@ -53,6 +53,22 @@ public enum Kernels {
         return total
     }
 
+    /// The sum of `(x[i] − x[i−1])²`, with `x[−1] = previous`: the energy after a first-difference
+    /// (+6 dB/octave) filter, which stresses the speech band over low-frequency rumble.
+    /// - Complexity: O(n).
+    @inlinable
+    public static func differenceEnergy(_ x: UnsafeBufferPointer<Float>, previous: Float) -> Float {
+        guard let base = x.baseAddress, x.count > 0 else { return 0 }
+        var sum: Float = 0
+        var last = previous
+        for i in 0..<x.count {
+            let d = base[i] - last
+            sum += d * d
+            last = base[i]
+        }
+        return sum
+    }
+
     /// The number of sign changes between neighbouring samples (a zero counts as positive).
     /// - Complexity: O(n).
     @inlinable

@@ -9,6 +9,13 @@ struct SpectralState {
     var previousBandDB: SIMD16<Float>
     /// Hops seen, up to the number that fills the window.
     var hopsSeen = 0
+    /// Power of the noise estimate after a first-difference filter, at the last full analysis, dBFS:
+    /// comparable with a hop's first-difference energy.
+    var differencedNoiseDBFS: Float = Levels.floorDBFS
+    /// Speech-band excess of the last fully analysed frame without speech evidence, dBFS.
+    var quietExcessDB: Float = Levels.floorDBFS
+    /// Quiet frames in a row that skipped the spectral analysis.
+    var quietSkipped = 0
 
     init(configuration: VoiceActivityConfiguration) {
         history = [Float](repeating: 0, count: AnalysisFormat.windowSize)
@@ -39,14 +46,16 @@ final class SpectralAnalyzer {
 
     private let workspace: SpectralWorkspace
     private let window: [Float]
-    /// Normalised autocorrelation of the window at each searched lag (Boersma's correction).
-    private let windowAutocorrelation: [Float]
+    /// 1 ÷ the normalised autocorrelation of the window at each searched lag (Boersma's correction).
+    private let inverseWindowAutocorrelation: [Float]
     /// Scale from |X_k|² to a bin's share of the window's mean square (one-sided, Parseval).
     private let powerScale: Float
     private let overSubtraction: Float
 
     /// Power per bin of the current frame (scratch).
     private var power: [Float]
+    /// Power gain of a first-difference filter at each bin's frequency.
+    private let differenceGain: [Float]
 
     init(overSubtraction: Float) {
         let n = AnalysisFormat.windowSize
@@ -61,10 +70,11 @@ final class SpectralAnalyzer {
         for lag in Self.lagRange {
             var sum: Float = 0
             for i in 0..<(n - 2 * lag) { sum += hann[i] * hann[i + 2 * lag] }
-            correction[lag] = sum / energy
+            correction[lag] = energy / sum
         }
-        windowAutocorrelation = correction
+        inverseWindowAutocorrelation = correction
         power = [Float](repeating: 0, count: AnalysisFormat.binCount)
+        differenceGain = (0..<AnalysisFormat.binCount).map { Float(2 - 2 * cos(Double.pi * Double($0) / Double(n / 2))) }
         self.overSubtraction = overSubtraction
     }
 
@@ -74,7 +84,12 @@ final class SpectralAnalyzer {
     ///   - state: the stream's spectral memory, updated.
     /// - Returns: the frame's features.
     /// - Complexity: one 512-point real FFT, one 256-point inverse FFT, O(window) vector work.
-    func analyze(hop: UnsafeBufferPointer<Float>, state: inout SpectralState) -> FrameFeatures {
+    /// - Parameter mayRest: the stream is not inside an utterance, so a clearly quiet frame may skip
+    ///   the spectral analysis (see `VoiceActivityConfiguration.quietMargin`).
+    func analyze(
+        hop: UnsafeBufferPointer<Float>, state: inout SpectralState, mayRest: Bool = false,
+        configuration: VoiceActivityConfiguration = VoiceActivityConfiguration()
+    ) -> FrameFeatures {
         let hopSize = AnalysisFormat.hopSize
         precondition(hop.count == hopSize, "a hop is \(hopSize) samples")
         var features = FrameFeatures()
@@ -103,6 +118,24 @@ final class SpectralAnalyzer {
             state.hopsSeen += 1
             return features
         }
+        // A clearly quiet frame — outside an utterance, its first-difference energy (which stresses the
+        // speech band over rumble) within `quietMargin` of the noise floor's — carries no speech
+        // evidence: skip the transforms, except every `quietRefresh`-th such frame, which keeps the
+        // noise tracker learning.
+        if mayRest, state.quietSkipped + 1 < configuration.quietRefresh {
+            let previous = state.history[n - hopSize - 1]
+            let differenced = Levels.dBFS(meanSquare: Kernels.differenceEnergy(hop, previous: previous) / Float(hopSize))
+            if differenced < state.differencedNoiseDBFS + configuration.quietMargin {
+                state.quietSkipped += 1
+                features.bandEnergyDB = state.previousBandDB
+                // As the last analysed quiet frame, so that energy envelopes compared for leakage
+                // look the same whether a quiet frame was analysed or not.
+                features.speechBandExcessDB = state.quietExcessDB
+                return features
+            }
+        }
+        let framesSinceAnalysis = state.quietSkipped + 1
+        state.quietSkipped = 0
         workspace.transformWindowed()
 
         // Power spectrum, scaled so that the bins add up to the window's mean square.
@@ -110,35 +143,65 @@ final class SpectralAnalyzer {
         let spectrum = workspace.spectrum.pointer
         var weightedSum: Float = 0, totalPower: Float = 0
         power.withUnsafeMutableBufferPointer { p in
-            for k in 0..<bins {
+            // Eight complex bins per step: even lanes are real parts, odd lanes imaginary parts.
+            let raw = UnsafeRawPointer(spectrum)
+            let scale = SIMD8<Float>(repeating: powerScale)
+            var weighted = SIMD8<Float>(), total = SIMD8<Float>()
+            var index = SIMD8<Float>(0, 1, 2, 3, 4, 5, 6, 7)
+            var k = 0
+            while k + 8 <= bins {
+                let pairs = raw.loadUnaligned(fromByteOffset: 2 * k * 4, as: SIMD16<Float>.self)
+                let re = pairs.evenHalf, im = pairs.oddHalf
+                let value = (re * re + im * im) * scale
+                p.store8(value, at: k)
+                weighted += value * index
+                total += value
+                index += SIMD8(repeating: 8)
+                k += 8
+            }
+            weightedSum = weighted.sum()
+            totalPower = total.sum()
+            while k < bins {
                 let re = spectrum[2 * k], im = spectrum[2 * k + 1]
                 let value = (re * re + im * im) * powerScale
                 p[k] = value
                 weightedSum += value * Float(k)
                 totalPower += value
+                k += 1
             }
-            state.noise.update(power: UnsafeBufferPointer(p))
+            state.noise.update(power: UnsafeBufferPointer(p), frames: framesSinceAnalysis)
         }
         features.centroidHz = totalPower > 0 ? weightedSum / totalPower * AnalysisFormat.binSpacing : 0
 
         // Band energies and their SNR against the tracked noise.
         var bandPower = SIMD16<Float>(), bandNoise = SIMD16<Float>(), bandWidth = SIMD16<Float>()
-        power.withUnsafeBufferPointer { p in
-            state.noise.noise.withUnsafeBufferPointer { noise in
+        var noiseTotal: Float = 0
+        power.withUnsafeBufferPointer { pBuffer in
+            state.noise.noise.withUnsafeBufferPointer { nBuffer in
+                let p = pBuffer.baseAddress!, noise = nBuffer.baseAddress!
+                // Noise power through the first-difference filter |1 − e^(−iω)|² = 2 − 2·cos ω.
+                differenceGain.withUnsafeBufferPointer { gain in
+                    for k in 0..<bins { noiseTotal += noise[k] * gain[k] }
+                }
                 let edges = SpectralBands.edges
                 for band in 0..<SpectralBands.count {
                     let lo = edges[band], hi = edges[band + 1]
-                    let count = hi - lo
-                    bandPower[band] = Kernels.sum(UnsafeBufferPointer(rebasing: p[lo..<hi]))
-                    bandNoise[band] = Kernels.sum(UnsafeBufferPointer(rebasing: noise[lo..<hi]))
-                    bandWidth[band] = Float(count)
+                    var powerSum: Float = 0, noiseSum: Float = 0
+                    for k in lo..<hi {
+                        powerSum += p[k]
+                        noiseSum += noise[k]
+                    }
+                    bandPower[band] = powerSum
+                    bandNoise[band] = noiseSum
+                    bandWidth[band] = Float(hi - lo)
                 }
             }
         }
+        state.differencedNoiseDBFS = Levels.dBFS(meanSquare: noiseTotal)
         let tiny = SIMD16<Float>(repeating: 1e-14)
-        let bandDB = FastMath.decibels(pointwiseMax(bandPower, tiny))
+        let bandDB = FastMath.decibels(bandPower.lanewiseMax(tiny))
         features.bandEnergyDB = bandDB
-        let snr = pointwiseMax(bandDB - FastMath.decibels(pointwiseMax(bandNoise, tiny)), SIMD16())
+        let snr = (bandDB - FastMath.decibels(bandNoise.lanewiseMax(tiny))).lanewiseMax(SIMD16())
         features.bandSNR = snr
         var clampedSum: Float = 0, excess: Float = 0
         for band in SpectralBands.speechBands {
@@ -149,13 +212,13 @@ final class SpectralAnalyzer {
         features.segmentalSNR = clampedSum / Float(SpectralBands.speechBands.count)
 
         // Flux: mean rise in dB per band since the previous frame.
-        let rise = pointwiseMax(bandDB - state.previousBandDB, SIMD16())
+        let rise = (bandDB - state.previousBandDB).lanewiseMax(SIMD16())
         features.flux = rise.sum() / 16
         state.previousBandDB = bandDB
 
         // Flatness from energies per bin of the bands 1…14: exp(mean log) / mean.
         let density = bandPower / bandWidth
-        let logDensity = FastMath.log2(pointwiseMax(density, tiny))
+        let logDensity = FastMath.log2(density.lanewiseMax(tiny))
         var logSum: Float = 0, linearSum: Float = 0
         for band in SpectralBands.speechBands {
             logSum += logDensity[band]
@@ -165,6 +228,7 @@ final class SpectralAnalyzer {
         features.flatness = linearSum > 0 ? min(1, exp2f(logSum / count) / (linearSum / count)) : 1
 
         (features.periodicity, features.pitchHz) = periodicity(noise: state.noise.noise)
+        if features.segmentalSNR < configuration.voicedSNR { state.quietExcessDB = features.speechBandExcessDB }
         return features
     }
 
@@ -185,10 +249,22 @@ final class SpectralAnalyzer {
         var excess: Float = 0
         power.withUnsafeBufferPointer { p in
             noise.withUnsafeBufferPointer { nz in
-                for k in Self.periodicityBins {
+                let over = SIMD8<Float>(repeating: overSubtraction), one = SIMD8<Float>(repeating: 1)
+                var excessLanes = SIMD8<Float>()
+                var k = Self.periodicityBins.lowerBound
+                while k + 8 <= Self.periodicityBins.upperBound + 1 {
+                    let ratio = p.load8(k) / (over * nz.load8(k))
+                    let floored = ratio.lanewiseMax(one)
+                    excessLanes += floored - one
+                    for lane in 0..<8 { input[2 * (k + lane)] = floored[lane] }
+                    k += 8
+                }
+                excess = excessLanes.sum()
+                while k <= Self.periodicityBins.upperBound {
                     let ratio = p[k] / (overSubtraction * nz[k])
                     input[2 * k] = max(ratio, 1)
                     excess += max(ratio - 1, 0)
+                    k += 1
                 }
             }
         }
@@ -198,8 +274,9 @@ final class SpectralAnalyzer {
         let r0 = r[0]
         guard r0 > 0 else { return (0, 0) }
         var best: Float = 0, bestLag = Self.lagRange.lowerBound
+        let inverseR0 = 1 / r0
         for lag in Self.lagRange {
-            let value = r[lag] / (r0 * windowAutocorrelation[lag])
+            let value = r[lag] * inverseR0 * inverseWindowAutocorrelation[lag]
             if value > best {
                 best = value
                 bestLag = lag
