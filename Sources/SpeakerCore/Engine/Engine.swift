@@ -265,8 +265,7 @@ public final class Engine {
         channel.continues = !tonal && VoiceActivityDetector.continuesSpeech(features, configuration.vad)
         channel.leak = false
         channel.envelope.append(features.speechBandExcessDB)
-        let meanSquare = Float.pow10(features.energyDBFS / 10)
-        channel.smoothedMeanSquare = levelSmoothing * channel.smoothedMeanSquare + (1 - levelSmoothing) * meanSquare
+        channel.smoothedMeanSquare = levelSmoothing * channel.smoothedMeanSquare + (1 - levelSmoothing) * features.meanSquare
     }
 
     private func decide(_ room: RoomState, frame: Int, events: inout [EngineEvent]) {

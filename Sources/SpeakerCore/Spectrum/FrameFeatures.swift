@@ -5,6 +5,8 @@
 public struct FrameFeatures: Sendable, Equatable {
     /// Energy of the hop in dBFS (a full-scale sine is −3 dBFS; an all-zero hop −127).
     public var energyDBFS: Float = Levels.floorDBFS
+    /// Mean of `x²` over the hop (full scale ±1): the energy before taking the logarithm.
+    public var meanSquare: Float = 0
     /// Energy of the whole 32 ms window (unweighted) in dBFS. A hop far quieter than its window
     /// follows a transient such as a click, whose echo in the window is not the hop's own sound.
     public var windowEnergyDBFS: Float = Levels.floorDBFS
@@ -48,4 +50,6 @@ public enum SpectralBands {
     /// Bands that carry speech evidence (156 Hz – 5.25 kHz): band 0 holds mains hum, band 15 hiss.
     public static let speechBands = 1..<15
     static let count = 16
+    /// 1 ÷ the number of bins in each band.
+    static let inverseWidthList: [Float] = (0..<count).map { 1 / Float(edges[$0 + 1] - edges[$0]) }
 }

@@ -96,6 +96,7 @@ final class SpectralAnalyzer {
 
         // Time domain: energy, level, zero crossings of the new hop.
         let meanSquare = Kernels.sumOfSquares(hop) / Float(hopSize)
+        features.meanSquare = meanSquare
         features.energyDBFS = Levels.dBFS(meanSquare: meanSquare)
         features.level = Levels.rfc6464Level(meanSquare: meanSquare)
         features.zeroCrossingRate = Float(Kernels.zeroCrossings(hop)) / Float(hopSize - 1)
@@ -173,62 +174,81 @@ final class SpectralAnalyzer {
         }
         features.centroidHz = totalPower > 0 ? weightedSum / totalPower * AnalysisFormat.binSpacing : 0
 
-        // Band energies and their SNR against the tracked noise.
-        var bandPower = SIMD16<Float>(), bandNoise = SIMD16<Float>(), bandWidth = SIMD16<Float>()
+        // Band energies and their SNR against the tracked noise. Per band, in plain scalar loops over
+        // float buffers (element access into SIMD16 values and SIMD16 selects cost more on baseline
+        // x86-64): energy and SNR in dB; segmental SNR and excess energy over the speech bands; flux
+        // (mean rise since the previous frame, all bands); flatness from the speech bands' energy per bin.
         var noiseTotal: Float = 0
+        var clampedSum: Float = 0, excess: Float = 0, riseSum: Float = 0, logDensitySum: Float = 0, densitySum: Float = 0
+        let decibelsPerOctave: Float = 3.010_299_956_6
+        let speech = SpectralBands.speechBands
         power.withUnsafeBufferPointer { pBuffer in
             state.noise.noise.withUnsafeBufferPointer { nBuffer in
                 let p = pBuffer.baseAddress!, noise = nBuffer.baseAddress!
                 // Noise power through the first-difference filter |1 − e^(−iω)|² = 2 − 2·cos ω.
                 differenceGain.withUnsafeBufferPointer { gain in
-                    for k in 0..<bins { noiseTotal += noise[k] * gain[k] }
-                }
-                let edges = SpectralBands.edges
-                for band in 0..<SpectralBands.count {
-                    let lo = edges[band], hi = edges[band + 1]
-                    var powerSum: Float = 0, noiseSum: Float = 0
-                    for k in lo..<hi {
-                        powerSum += p[k]
-                        noiseSum += noise[k]
+                    var lanes = SIMD8<Float>()
+                    var k = 0
+                    while k + 8 <= bins {
+                        lanes += nBuffer.load8(k) * gain.load8(k)
+                        k += 8
                     }
-                    bandPower[band] = powerSum
-                    bandNoise[band] = noiseSum
-                    bandWidth[band] = Float(hi - lo)
+                    noiseTotal = lanes.sum()
+                    while k < bins {
+                        noiseTotal += noise[k] * gain[k]
+                        k += 1
+                    }
+                }
+                withUnsafeMutableBytes(of: &features.bandEnergyDB) { dbBytes in
+                    withUnsafeMutableBytes(of: &features.bandSNR) { snrBytes in
+                        withUnsafeMutableBytes(of: &state.previousBandDB) { previousBytes in
+                            let db = dbBytes.bindMemory(to: Float.self), snr = snrBytes.bindMemory(to: Float.self)
+                            let previous = previousBytes.bindMemory(to: Float.self)
+                            SpectralBands.edges.withUnsafeBufferPointer { edges in
+                                SpectralBands.inverseWidthList.withUnsafeBufferPointer { inverseWidths in
+                                    for band in 0..<SpectralBands.count {
+                                        let lo = edges[band], hi = edges[band + 1]
+                                        var powerSum: Float = 0, noiseSum: Float = 0
+                                        for k in lo..<hi {
+                                            powerSum += p[k]
+                                            noiseSum += noise[k]
+                                        }
+                                        let powerValue = max(powerSum, 1e-14), noiseValue = max(noiseSum, 1e-14)
+                                        let decibels = decibelsPerOctave * FastMath.log2(powerValue)
+                                        let bandSNR = max(decibels - decibelsPerOctave * FastMath.log2(noiseValue), 0)
+                                        db[band] = decibels
+                                        snr[band] = bandSNR
+                                        riseSum += max(decibels - previous[band], 0)
+                                        previous[band] = decibels
+                                        if band >= speech.lowerBound && band < speech.upperBound {
+                                            clampedSum += min(bandSNR, 30)
+                                            excess += max(powerSum - noiseSum, 0)
+                                            let density = powerValue * inverseWidths[band]
+                                            densitySum += density
+                                            logDensitySum += FastMath.log2(density)
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
                 }
             }
         }
         state.differencedNoiseDBFS = Levels.dBFS(meanSquare: noiseTotal)
-        let tiny = SIMD16<Float>(repeating: 1e-14)
-        let bandDB = FastMath.decibels(bandPower.lanewiseMax(tiny))
-        features.bandEnergyDB = bandDB
-        let snr = (bandDB - FastMath.decibels(bandNoise.lanewiseMax(tiny))).lanewiseMax(SIMD16())
-        features.bandSNR = snr
-        var clampedSum: Float = 0, excess: Float = 0
-        for band in SpectralBands.speechBands {
-            clampedSum += min(snr[band], 30)
-            excess += max(bandPower[band] - bandNoise[band], 0)
-        }
+        let count = Float(speech.count)
         features.speechBandExcessDB = Levels.dBFS(meanSquare: excess)
-        features.segmentalSNR = clampedSum / Float(SpectralBands.speechBands.count)
+        features.segmentalSNR = clampedSum / count
+        features.flux = riseSum / Float(SpectralBands.count)
+        features.flatness = densitySum > 0 ? min(1, exp2f(logDensitySum / count) / (densitySum / count)) : 1
 
-        // Flux: mean rise in dB per band since the previous frame.
-        let rise = (bandDB - state.previousBandDB).lanewiseMax(SIMD16())
-        features.flux = rise.sum() / 16
-        state.previousBandDB = bandDB
-
-        // Flatness from energies per bin of the bands 1…14: exp(mean log) / mean.
-        let density = bandPower / bandWidth
-        let logDensity = FastMath.log2(density.lanewiseMax(tiny))
-        var logSum: Float = 0, linearSum: Float = 0
-        for band in SpectralBands.speechBands {
-            logSum += logDensity[band]
-            linearSum += density[band]
+        // Periodicity only matters for frames that stand `voicedSNR` above the floor (no other frame
+        // can be voiced, nor counts for the sustained-sound test): skip its transform elsewhere.
+        if features.segmentalSNR >= configuration.voicedSNR {
+            (features.periodicity, features.pitchHz) = periodicity(noise: state.noise.noise)
+        } else {
+            state.quietExcessDB = features.speechBandExcessDB
         }
-        let count = Float(SpectralBands.speechBands.count)
-        features.flatness = linearSum > 0 ? min(1, exp2f(logSum / count) / (linearSum / count)) : 1
-
-        (features.periodicity, features.pitchHz) = periodicity(noise: state.noise.noise)
-        if features.segmentalSNR < configuration.voicedSNR { state.quietExcessDB = features.speechBandExcessDB }
         return features
     }
 
