@@ -31,6 +31,8 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
     public var onsetFrames: Int = 3
     /// Hops examined for an onset. Default 5 (50 ms).
     public var onsetWindow: Int = 5
+    /// How long after the last voiced frame unvoiced frames still continue an utterance. Default 0.15 s.
+    public var unvoicedSpan: Double = 0.15
     /// Time without a speech frame that ends an utterance. Default 0.3 s.
     public var hangover: Double = 0.3
     /// Spectral flux (dB) below which a sounding frame counts as steady. Default 0.4 dB.
@@ -55,6 +57,7 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
         try ConfigurationError.check(
             onsetFrames >= 1 && onsetFrames <= onsetWindow, "vad.onsetFrames", "1…onsetWindow hops")
         try ConfigurationError.check(hangover >= 0 && hangover <= 5, "vad.hangover", "0…5 s")
+        try ConfigurationError.check(unvoicedSpan >= 0 && unvoicedSpan <= 5, "vad.unvoicedSpan", "0…5 s")
         try ConfigurationError.check(quietMargin >= 0 && quietMargin <= 20, "vad.quietMargin", "0…20 dB")
         try ConfigurationError.check(quietRefresh >= 1 && quietRefresh <= 100, "vad.quietRefresh", "1…100 frames")
         try ConfigurationError.check(transientDrop >= 0 && transientDrop <= 60, "vad.transientDrop", "0…60 dB")
@@ -83,6 +86,8 @@ struct VoiceActivityDetector {
     private var voicedHistory: UInt32 = 0
     /// Index of the last frame counted as speech.
     private(set) var lastSpeechFrame = Int.min / 2
+    /// Index of the last voiced frame of the running utterance.
+    private var lastVoicedFrame = Int.min / 2
     /// Index of the first frame of the running utterance.
     private(set) var onsetFrame = 0
 
@@ -107,7 +112,11 @@ struct VoiceActivityDetector {
         let windowMask: UInt32 = c.onsetWindow >= 32 ? .max : (1 << UInt32(c.onsetWindow)) - 1
         let recent = voicedHistory & windowMask
         if speaking {
-            if voiced || continues { lastSpeechFrame = frame }
+            if voiced { lastVoicedFrame = frame }
+            // Unvoiced frames (fricatives, plosives) continue an utterance only near voiced speech:
+            // a run of loud aperiodic frames — typing, rustling — cannot hold it open on its own.
+            let unvoicedSpan = Int((c.unvoicedSpan / AnalysisFormat.hopDuration).rounded())
+            if voiced || (continues && frame - lastVoicedFrame <= unvoicedSpan) { lastSpeechFrame = frame }
             let hangoverFrames = Int((c.hangover / AnalysisFormat.hopDuration).rounded())
             if frame - lastSpeechFrame >= hangoverFrames {
                 speaking = false
@@ -118,6 +127,7 @@ struct VoiceActivityDetector {
         guard voiced, recent.nonzeroBitCount >= c.onsetFrames else { return .none }
         speaking = true
         lastSpeechFrame = frame
+        lastVoicedFrame = frame
         // Date the onset to the oldest voiced frame in the onset window.
         let oldest = UInt32.bitWidth - 1 - recent.leadingZeroBitCount
         onsetFrame = frame - oldest
