@@ -31,6 +31,8 @@ let package = Package(
         .target(name: "SpeakerEval", dependencies: ["SpeakerCore"]),
         // The command-line tool.
         .executableTarget(name: "activespeaker", dependencies: ["SpeakerCore", "SpeakerIO", "SpeakerEval"]),
+        // Throughput benchmarks (release builds only): `swift run -c release Benchmarks --help`.
+        .executableTarget(name: "Benchmarks", dependencies: ["SpeakerCore", "SpeakerIO"], path: "Benchmarks"),
 
         // Test-only: counts heap allocations per thread, to prove the hot path allocates nothing.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),

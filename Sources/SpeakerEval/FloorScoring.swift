@@ -75,7 +75,12 @@ public enum FloorScoring {
     ///   - reference: floor intervals; overlapping intervals are not expected (the later one wins).
     ///   - decisions: the system's changes of holder, in time order, `nil` for nobody; nobody before the first.
     ///   - duration: seconds of the meeting.
-    public static func score(reference: [Segment], decisions: [(time: Double, holder: String?)], duration: Double) -> FloorScore {
+    ///   - scored: frames to score (e.g. from a UEM file); nil scores the whole meeting. Outside them no
+    ///     time is scored, no reference change is timed and no switch is counted, and `duration` of the
+    ///     score is the scored time.
+    public static func score(
+        reference: [Segment], decisions: [(time: Double, holder: String?)], duration: Double, scored: [Bool]? = nil
+    ) -> FloorScore {
         let step = FrameScoring.frameDuration
         let frameCount = Int((duration / step).rounded())
         var truth = [String?](repeating: nil, count: frameCount)
@@ -97,14 +102,15 @@ public enum FloorScoring {
         }
         // Reference changes, as frame indices where the holder differs from the frame before.
         let changes = (0..<frameCount).filter { $0 > 0 ? truth[$0] != truth[$0 - 1] : truth[0] != nil }
-        var excluded = [Bool](repeating: false, count: frameCount)
+        func isScored(_ frame: Int) -> Bool { scored.map { frame < $0.count && $0[frame] } ?? true }
+        var excluded = (0..<frameCount).map { !isScored($0) }
         let collarFrames = Int((collar / step).rounded())
         for change in changes {
             for i in max(0, change - collarFrames)..<min(frameCount, change + collarFrames) { excluded[i] = true }
         }
 
         var score = FloorScore()
-        score.duration = duration
+        score.duration = scored == nil ? duration : Double((0..<frameCount).filter(isScored).count) * step
         for i in 0..<frameCount where !excluded[i] {
             if let expected = truth[i] {
                 score.heldSeconds += step
@@ -114,7 +120,7 @@ public enum FloorScoring {
                 if system[i] == nil { score.nobodyCorrectSeconds += step }
             }
         }
-        for change in changes {
+        for change in changes where isScored(change) {
             guard let newHolder = truth[change] else { continue }
             let limit = min(frameCount, change + Int((missedAfter / step).rounded()) + 1)
             let followed = (change..<limit).first { system[$0] == newHolder }
@@ -122,8 +128,12 @@ public enum FloorScoring {
         }
         var previous: String? = nil
         for decision in decisions where decision.holder != previous {
-            score.switches += 1
             previous = decision.holder
+            if scored != nil {
+                let frame = Int((decision.time / step).rounded(.down))
+                guard frame < frameCount, isScored(max(0, frame)) else { continue }
+            }
+            score.switches += 1
             guard let named = decision.holder else { continue }
             let first = max(0, Int(((decision.time - collar) / step).rounded(.down)))
             let last = min(frameCount - 1, Int(((decision.time + collar) / step).rounded(.up)))

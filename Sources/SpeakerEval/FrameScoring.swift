@@ -73,17 +73,19 @@ public enum FrameScoring {
     }
 
     /// Scores one stream's system segments against its reference over `duration` seconds.
-    /// - Parameter collar: seconds around each reference boundary left unscored (0 scores every frame).
+    /// - Parameters:
+    ///   - collar: seconds around each reference boundary left unscored (0 scores every frame).
+    ///   - scored: frames to score (e.g. from a UEM file), `frameCount` long; nil scores every frame.
     public static func score(
         reference: [Segment], system: [Segment], duration: Double, collar: Double = 0,
-        frameDuration: Double = frameDuration
+        frameDuration: Double = frameDuration, scored: [Bool]? = nil
     ) -> DetectionCounts {
         let frameCount = Int((duration / frameDuration).rounded())
         let truth = activity(reference, frameCount: frameCount, frameDuration: frameDuration)
         let decided = activity(system, frameCount: frameCount, frameDuration: frameDuration)
         let excluded = collarMask(reference, frameCount: frameCount, collar: collar, frameDuration: frameDuration)
         var counts = DetectionCounts()
-        for i in 0..<frameCount where !excluded[i] {
+        for i in 0..<frameCount where !excluded[i] && (scored.map { i < $0.count && $0[i] } ?? true) {
             switch (truth[i], decided[i]) {
             case (true, true): counts.truePositives += 1
             case (false, true): counts.falsePositives += 1

@@ -38,6 +38,12 @@ struct DetectCommand: Command {
             one dotted key, e.g. vad.hangover=0.3.
             Repeatable; later ones win.
             """),
+        .value("policy", "NAME", help: """
+            Dominant-speaker policy: hysteresis (ours,
+            the default), volfin-cohen, livekit, chime
+            or loudest. Same as --config
+            selection.policy=NAME, after any --config.
+            """),
         .flag("print-config", help: """
             Print every setting as KEY=VALUE (the defaults
             with any --config applied) and exit.
@@ -108,7 +114,11 @@ struct DetectCommand: Command {
         } else {
             levelTicks = nil
         }
-        configuration = try Self.configuration(from: options.all("config"))
+        var configuration = try Self.configuration(from: options.all("config"))
+        if let policy = options.value("policy") {
+            configuration.selection.policy = try EvalCommand.policy(named: policy)
+        }
+        self.configuration = configuration
         printConfiguration = options.has("print-config")
         downmix = options.has("downmix")
         quiet = options.has("quiet")

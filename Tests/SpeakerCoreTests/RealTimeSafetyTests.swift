@@ -13,6 +13,8 @@ import TestSupport
         _ = engine.addRoom(name: "second room, for the other worker")
         let voices = (0..<4).map { Synthesis.voice(seconds: 3, f0: 100 + 40 * Double($0), levelDBFS: -25, seed: UInt64($0)) }
         let ids = (0..<4).map { engine.addStream(name: "s\($0)", room: room) }
+        let levels = engine.addLevelStream(name: "levels", room: room)
+        let submitLevel = { (frame: Int) in engine.submitLevel(UInt8(30 + frame % 20), to: levels) }
         var eventCount = 0
         var engineAllocations = 0
         /// Counts only what the engine's calls allocate, not the test's own loop.
@@ -29,6 +31,7 @@ import TestSupport
                         counted { engine.submit(hop, to: ids[index]) }
                     }
                 }
+                counted { submitLevel(frame) }
                 counted { engine.tick() }
                 counted { engine.consumeEvents { _ in eventCount += 1 } }
             }

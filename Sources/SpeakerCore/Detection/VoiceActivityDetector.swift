@@ -35,6 +35,9 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
     public var unvoicedSpan: Double = 0.15
     /// Time without a speech frame that ends an utterance. Default 0.3 s.
     public var hangover: Double = 0.3
+    /// For level streams (RFC 6464 levels, no audio): dB above the stream's level floor that count as
+    /// speech when the sender gives no V flag. Default 10 dB.
+    public var levelSNR: Float = 10
     /// Spectral flux (dB) below which a sounding frame counts as steady. Default 0.4 dB.
     public var steadyFlux: Float = 0.4
     /// Fraction of steady frames among the sounding frames of the last 320 ms at or above which the
@@ -57,6 +60,7 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
         try ConfigurationError.check(
             onsetFrames >= 1 && onsetFrames <= onsetWindow, "vad.onsetFrames", "1…onsetWindow hops")
         try ConfigurationError.check(hangover >= 0 && hangover <= 5, "vad.hangover", "0…5 s")
+        try ConfigurationError.check(levelSNR >= 0 && levelSNR <= 60, "vad.levelSNR", "0…60 dB")
         try ConfigurationError.check(unvoicedSpan >= 0 && unvoicedSpan <= 5, "vad.unvoicedSpan", "0…5 s")
         try ConfigurationError.check(quietMargin >= 0 && quietMargin <= 20, "vad.quietMargin", "0…20 dB")
         try ConfigurationError.check(quietRefresh >= 1 && quietRefresh <= 100, "vad.quietRefresh", "1…100 frames")

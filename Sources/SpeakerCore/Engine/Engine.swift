@@ -35,6 +35,10 @@ public final class Engine {
     private let shards: [Shard]
     private var threads: [WorkerThread] = []
     private let workersDone = DispatchSemaphore(value: 0)
+    /// Frames after its last speech evidence during which a stream may still be a leak source (300 ms).
+    private static let leakSourceMemory = 30
+    /// Sources compared with each leakage candidate, at most.
+    private static let leakSourceLimit = 4
     private let levelSmoothing: Float
     private let speechLevelSmoothing: Float
     private let activitySmoothing: Float
@@ -71,11 +75,12 @@ public final class Engine {
     // MARK: Rooms and streams
 
     /// Adds an empty room, owned by the worker with the fewest rooms.
-    public func addRoom(name: String) -> RoomID {
+    /// - Parameter policy: the room's dominant-speaker policy; nil takes `configuration.selection.policy`.
+    public func addRoom(name: String, policy: FloorPolicyKind? = nil) -> RoomID {
         let index = rooms.count
         let shard = shards.min { $0.rooms.count < $1.rooms.count }!
-        rooms.append(RoomState(
-            name: name, index: index, policy: configuration.selection.policy.make(configuration.selection), shard: shard))
+        let kind = policy ?? configuration.selection.policy
+        rooms.append(RoomState(name: name, index: index, policy: kind.make(configuration.selection), shard: shard))
         shard.rooms.append(index)
         return RoomID(rawValue: index)
     }
@@ -91,6 +96,18 @@ public final class Engine {
         state.sources.reserveCapacity(state.members.count)
         state.shard.events.reserveCapacity(2 * state.shard.rooms.reduce(0) { $0 + rooms[$1]!.members.count } + 16)
         return StreamID(rawValue: index)
+    }
+
+    /// Adds a stream that carries RFC 6464 audio levels instead of audio, for a server that does not
+    /// decode: give it a level each tick with `submitLevel(_:voiceActivity:to:)`. Its voice activity
+    /// comes from its level against its own tracked noise floor (or from the sender's V flag, when
+    /// given), not from spectral analysis; it takes part in leakage suppression and floor selection
+    /// like an audio stream.
+    /// - Precondition: the room exists.
+    public func addLevelStream(name: String, room: RoomID) -> StreamID {
+        let id = addStream(name: name, room: room)
+        channels[id.rawValue]!.carriesLevels = true
+        return id
     }
 
     /// Removes a stream: a running utterance ends now, and if it held its room's floor the room
@@ -139,6 +156,20 @@ public final class Engine {
         channel.pending.withUnsafeMutableBufferPointer { pending in
             _ = pending.initialize(fromContentsOf: hop)
         }
+        channel.hasPending = true
+    }
+
+    /// Gives a level stream its level for the next tick. A level stream without a level in a tick is
+    /// silent (127), as a sender in DTX sends nothing. Real-time safe.
+    /// - Parameters:
+    ///   - level: RFC 6464 level, 0 (0 dBov) … 127 (silence).
+    ///   - voiceActivity: the RFC 6464 V flag, when the sender sets it; nil when it does not.
+    /// - Precondition: the stream was added with `addLevelStream(name:room:)`.
+    public func submitLevel(_ level: UInt8, voiceActivity: Bool? = nil, to stream: StreamID) {
+        let channel = channel(stream)
+        precondition(channel.carriesLevels, "\(stream) carries audio, not levels")
+        channel.pendingLevel = min(level, 127)
+        channel.pendingVoiceActivity = voiceActivity
         channel.hasPending = true
     }
 
@@ -243,7 +274,8 @@ public final class Engine {
             position += 1
             var member = 0
             while member < room.members.count {
-                analyze(channels[room.members[member]]!, with: shard.analyzer)
+                let channel = channels[room.members[member]]!
+                if channel.carriesLevels { analyzeLevel(channel) } else { analyze(channel, with: shard.analyzer) }
                 member += 1
             }
             decide(room, frame: frame, events: &shard.events)
@@ -268,6 +300,63 @@ public final class Engine {
         channel.smoothedMeanSquare = levelSmoothing * channel.smoothedMeanSquare + (1 - levelSmoothing) * features.meanSquare
     }
 
+    /// A level stream's frame: its level against its tracked floor (or its V flag) is its evidence.
+    private func analyzeLevel(_ channel: StreamChannel) {
+        let level = channel.hasPending ? channel.pendingLevel : 127
+        let voiceActivity = channel.hasPending ? channel.pendingVoiceActivity : nil
+        channel.hasPending = false
+        var features = FrameFeatures()
+        features.level = level
+        features.energyDBFS = level >= 127 ? Levels.floorDBFS : -Float(level)
+        features.meanSquare = level >= 127 ? 0 : Float.pow10(features.energyDBFS / 10)
+        let floor = channel.levelFloor.update(features.energyDBFS)
+        features.segmentalSNR = max(features.energyDBFS - floor, 0)
+        features.speechBandExcessDB = features.energyDBFS
+        channel.features = features
+        let c = configuration.vad
+        let loudEnough = level < 127 && features.energyDBFS >= c.minimumLevel
+        let evidence = loudEnough && (voiceActivity ?? (features.segmentalSNR >= c.levelSNR))
+        channel.voiced = evidence
+        channel.continues = evidence
+        channel.leak = false
+        channel.envelope.append(features.speechBandExcessDB)
+        channel.smoothedMeanSquare = levelSmoothing * channel.smoothedMeanSquare + (1 - levelSmoothing) * features.meanSquare
+    }
+
+    /// Reduces `room.sources` to the `leakSourceLimit` streams loudest relative to their own
+    /// speech levels over the leakage look-back. Real-time safe (in place, no allocation).
+    private func keepLoudestSources(_ room: RoomState) {
+        // Partial selection sort over the buffer: the first `leakSourceLimit` places get the loudest.
+        // Plain index loops and element swaps: generic helpers (`swapAt`, `removeLast(_:)`) allocate
+        // in unoptimised builds.
+        room.sources.withUnsafeMutableBufferPointer { sources in
+            var place = 0
+            while place < Self.leakSourceLimit {
+                var best = place, bestLoudness = sourceLoudness(sources[place])
+                var other = place + 1
+                while other < sources.count {
+                    let value = sourceLoudness(sources[other])
+                    if value > bestLoudness {
+                        best = other
+                        bestLoudness = value
+                    }
+                    other += 1
+                }
+                let kept = sources[best]
+                sources[best] = sources[place]
+                sources[place] = kept
+                place += 1
+            }
+        }
+        room.sourceCount = Self.leakSourceLimit
+    }
+
+    /// A possible leak source's loudest level over the leakage look-back, relative to its own speech level.
+    private func sourceLoudness(_ index: Int) -> Float {
+        let channel = channels[index]!
+        return channel.envelope.recentMaximum(frames: LeakageFilter.lookback) - channel.speechLevel
+    }
+
     private func decide(_ room: RoomState, frame: Int, events: inout [EngineEvent]) {
         let time = endTime(ofFrame: frame)
         // 1. Which streams show speech evidence, and which of those only carry a neighbour's voice.
@@ -278,16 +367,30 @@ public final class Engine {
             let index = room.members[position]
             let channel = channels[index]!
             let evidence = channel.voiced || (channel.vad.speaking && channel.continues)
-            if evidence { room.candidates.append(index) }
-            room.sources.append(index)
+            if evidence {
+                room.candidates.append(index)
+                channel.lastEvidenceFrame = frame
+            }
+            // A source of leakage is speaking or showed evidence lately (it may be between voiced
+            // frames, or missed by its own VAD, while its voice still leaks); the rest are silent
+            // and need no comparison, which keeps large rooms cheap.
+            if channel.vad.speaking || frame - channel.lastEvidenceFrame <= Self.leakSourceMemory {
+                room.sources.append(index)
+            }
             position += 1
         }
-        if !room.candidates.isEmpty && room.sources.count > 1 {
+        // Only the loudest few sources (relative to their own speech levels) can be louder than a
+        // candidate by the leakage margin; keeping the top few makes a room of hundreds cost O(members).
+        room.sourceCount = room.sources.count
+        if room.sources.count > Self.leakSourceLimit {
+            keepLoudestSources(room)
+        }
+        if !room.candidates.isEmpty && room.sourceCount > 1 {
             room.candidates.withUnsafeBufferPointer { candidates in
-                room.sources.withUnsafeBufferPointer { sources in
+                room.sources.withUnsafeBufferPointer { allSources in
                     LeakageFilter.mark(
                         candidates: candidates,
-                        sources: sources,
+                        sources: UnsafeBufferPointer(start: allSources.baseAddress, count: room.sourceCount),
                         relativeLevel: { index, frames in
                             let channel = self.channels[index]!
                             return channel.envelope.recentMaximum(frames: frames) - channel.speechLevel

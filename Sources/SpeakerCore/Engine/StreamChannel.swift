@@ -12,6 +12,13 @@ final class StreamChannel {
     /// The hop submitted for the next tick.
     var pending: [Float]
     var hasPending = false
+    /// True for a stream that carries RFC 6464 levels instead of audio.
+    var carriesLevels = false
+    /// A level stream's level and V flag for the next tick.
+    var pendingLevel: UInt8 = 127
+    var pendingVoiceActivity: Bool? = nil
+    /// A level stream's noise floor.
+    var levelFloor = LevelFloorTracker()
 
     /// Features of the last analysed frame.
     var features = FrameFeatures()
@@ -20,6 +27,8 @@ final class StreamChannel {
     var continues = false
     /// True when this frame's evidence was judged a neighbour's voice.
     var leak = false
+    /// The last frame with speech evidence (before leakage suppression).
+    var lastEvidenceFrame = Int.min / 2
     /// Own speech level in dBFS, learnt from frames counted as this stream's speech.
     var speechLevel: Float
     /// Smoothed mean square of the hops, for reported levels.
@@ -48,9 +57,9 @@ final class RoomState {
     let shard: Shard
     /// Scratch for the streams with speech evidence this frame (capacity kept at the member count).
     var candidates: [Int] = []
-    /// Scratch for the streams that may be the source of a leak: every member, since a source may be
-    /// between voiced frames (or missed by its own VAD) while its voice still leaks.
+    /// Scratch for the streams that may be the source of a leak this frame; the first `sourceCount` count.
     var sources: [Int] = []
+    var sourceCount = 0
 
     init(name: String, index: Int, policy: any FloorPolicy, shard: Shard) {
         self.name = name

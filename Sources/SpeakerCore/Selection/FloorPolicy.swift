@@ -2,6 +2,14 @@
 public enum FloorPolicyKind: String, Codable, Sendable, CaseIterable {
     /// Ours: VAD speech activity after leakage suppression, with turn-taking hysteresis.
     case hysteresis
+    /// Baseline: the three-time-scale method of Volfin and Cohen as Jitsi and mediasoup use it.
+    case volfinCohen = "volfin-cohen"
+    /// Baseline: the LiveKit server's 400 ms windows of audio levels.
+    case livekit
+    /// Baseline: the Amazon Chime SDK's default active-speaker policy.
+    case chime
+    /// Baseline: the loudest stream, with a 300 ms hold.
+    case loudest
 }
 
 /// A room's dominant-speaker policy: decides the floor holder once per tick from what it observes
@@ -31,6 +39,10 @@ extension FloorPolicyKind {
     func make(_ configuration: SelectionConfiguration) -> any FloorPolicy {
         switch self {
         case .hysteresis: HysteresisPolicy(configuration: configuration)
+        case .volfinCohen: VolfinCohenPolicy()
+        case .livekit: LiveKitPolicy()
+        case .chime: ChimePolicy()
+        case .loudest: LoudestPolicy()
         }
     }
 }

@@ -1,0 +1,27 @@
+/// The noise floor of a stream known only by its levels (RFC 6464), by minimum statistics in dB.
+///
+/// The floor is the lowest level of the last 1.6 s (four subwindows of 0.4 s), plus 3 dB because the
+/// minimum of a fluctuating noise level sits below its mean. A sender that reports digital silence
+/// as a fixed level (GStreamer 1.22 reports 59, −59 dBov) simply has that as its floor, so speech is
+/// judged against it. Real-time safe; O(1) per frame.
+struct LevelFloorTracker {
+    static let subwindowFrames = 40
+    static let bias: Float = 3
+    private var currentMinimum = Float.greatestFiniteMagnitude
+    private var pastMinima = SIMD4<Float>(repeating: .greatestFiniteMagnitude)
+    private var frames = 0
+    private var next = 0
+
+    /// Adds a frame's level in dB (dBov); returns the floor in dB.
+    mutating func update(_ decibels: Float) -> Float {
+        currentMinimum = min(currentMinimum, decibels)
+        frames += 1
+        if frames == Self.subwindowFrames {
+            pastMinima[next] = currentMinimum
+            next = (next + 1) % 4
+            currentMinimum = .greatestFiniteMagnitude
+            frames = 0
+        }
+        return min(pastMinima.min(), currentMinimum) + Self.bias
+    }
+}

@@ -1,0 +1,51 @@
+import CAllocationCounter
+import Testing
+import TestSupport
+@testable import SpeakerCore
+
+/// The baseline floor policies allocate nothing per tick once every stream has been seen, in the
+/// engine and on their own.
+@Suite struct BaselineRealTimeSafetyTests {
+    static let baselines: [FloorPolicyKind] = [.volfinCohen, .livekit, .chime, .loudest]
+
+    @Test(arguments: baselines)
+    func engineTickAllocatesNothingAfterWarmUp(kind: FloorPolicyKind) throws {
+        var configuration = EngineConfiguration()
+        configuration.selection.policy = kind
+        let engine = try Engine(configuration: configuration)
+        let room = engine.addRoom(name: "r")
+        // Talkers take turns of about a second so that every policy changes its holder while measured.
+        let voices = (0..<4).map { index in
+            Synthesis.voice(seconds: 8, f0: 100 + 40 * Double(index), levelDBFS: -25, seed: UInt64(index))
+        }
+        let ids = (0..<4).map { engine.addStream(name: "s\($0)", room: room) }
+        var allocations = 0
+        var dominantEvents = 0
+        func counted(_ body: () -> Void) {
+            let before = allocation_counter_current_thread()
+            body()
+            allocations += allocation_counter_current_thread() - before
+        }
+        func run(_ frames: Range<Int>) {
+            for frame in frames {
+                let talker = (frame / 100) % voices.count
+                voices[talker].withUnsafeBufferPointer { samples in
+                    let hop = UnsafeBufferPointer(rebasing: samples[frame * 160..<(frame + 1) * 160])
+                    counted { engine.submit(hop, to: ids[talker]) }
+                }
+                counted { engine.tick() }
+                counted {
+                    engine.consumeEvents { event in
+                        if case .dominant = event { dominantEvents += 1 }
+                    }
+                }
+            }
+        }
+        run(0..<20)  // every stream ticks once: each policy has seen every stream
+        allocations = 0
+        dominantEvents = 0
+        run(20..<790)
+        #expect(allocations == 0)
+        #expect(dominantEvents > 0, "the measured ticks changed the holder")
+    }
+}

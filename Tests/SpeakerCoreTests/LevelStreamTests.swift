@@ -1,0 +1,64 @@
+import Testing
+import TestSupport
+@testable import SpeakerCore
+
+/// Streams that carry RFC 6464 levels instead of audio.
+@Suite struct LevelStreamTests {
+    /// Levels of a talker: `quiet` outside [start, end), syllables of 20–40 (−20…−40 dBov) inside.
+    static func talker(seconds: Double, quiet: UInt8, talks: [(Double, Double)], seed: UInt64) -> [UInt8] {
+        var generator = SeededGenerator(seed: seed)
+        return (0..<Int(seconds * 100)).map { frame in
+            let t = Double(frame) / 100
+            guard talks.contains(where: { t >= $0.0 && t < $0.1 }) else { return quiet }
+            // A 4 Hz syllable rhythm with a dip between syllables.
+            let phase = (t * 4).truncatingRemainder(dividingBy: 1)
+            return phase < 0.8 ? UInt8(26 + Int(generator.next() % 6)) : 45
+        }
+    }
+
+    static func run(_ streams: [(String, [UInt8], [Bool?]?)], policy: FloorPolicyKind? = nil) throws -> EngineHarness.Result {
+        let engine = try Engine()
+        let room = engine.addRoom(name: "levels", policy: policy)
+        var names: [StreamID: String] = [:]
+        let ids = streams.map { stream -> StreamID in
+            let id = engine.addLevelStream(name: stream.0, room: room)
+            names[id] = stream.0
+            return id
+        }
+        var events: [EngineEvent] = []
+        for frame in 0..<(streams.map(\.1.count).max() ?? 0) {
+            for (index, stream) in streams.enumerated() where frame < stream.1.count {
+                engine.submitLevel(stream.1[frame], voiceActivity: stream.2?[frame], to: ids[index])
+            }
+            engine.tick()
+            engine.consumeEvents { events.append($0) }
+        }
+        return EngineHarness.Result(events: events, names: names)
+    }
+
+    @Test func levelsAloneGiveSpeechAndTheFloor() throws {
+        let a = Self.talker(seconds: 8, quiet: 70, talks: [(1, 3.5)], seed: 1)
+        // b's sender reports digital silence as 59, as GStreamer 1.22 does, then talks.
+        let b = Self.talker(seconds: 8, quiet: 59, talks: [(4, 6.5)], seed: 2)
+        let result = try Self.run([("a", a, nil), ("b", b, nil)])
+        let speechA = result.speech("a"), speechB = result.speech("b")
+        #expect(speechA.filter(\.active).count == 1 && speechB.filter(\.active).count == 1)
+        #expect(abs(speechA[0].since - 1.0) < 0.1 && abs(speechB[0].since - 4.0) < 0.1)
+        #expect(result.holder(at: 2.5) == "a")
+        #expect(result.holder(at: 5.5) == "b")
+        #expect(result.holder(at: 7.9) == nil)
+    }
+
+    @Test func theVoiceActivityFlagDecides() throws {
+        let a = Self.talker(seconds: 5, quiet: 70, talks: [(1, 4)], seed: 3)
+        let flags: [Bool?] = a.indices.map { _ in false }
+        let result = try Self.run([("a", a, flags)])
+        #expect(result.speech("a").isEmpty)  // loud, but the sender says it is not speech
+    }
+
+    @Test func roomsCanUseABaselinePolicy() throws {
+        let a = Self.talker(seconds: 6, quiet: 70, talks: [(1, 5)], seed: 4)
+        let result = try Self.run([("a", a, nil)], policy: .loudest)
+        #expect(result.holder(at: 3) == "a")
+    }
+}

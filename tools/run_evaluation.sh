@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Reproduce every figure of docs/evaluation.md in one go:
+#   1. build activespeaker (release);
+#   2. make the dev and held-out sets and fetch the pyannote sample, if they are not there yet
+#      (tools/make_datasets.sh, tools/fetch_pyannote_sample.sh);
+#   3. run WebRTC VAD and Silero VAD on every meeting and score them, the engine and the four baseline
+#      floor policies with `activespeaker eval` (tools/compare_vads.py);
+#   4. write the plain eval tables, one SVG timeline per meeting, and the engine's VAD error breakdown.
+# Output goes to OUT (default out/evaluation, git-ignored): tables.md (the comparison tables),
+# reports.json (every eval report), <set>.txt (eval tables), plots/<set>/*.svg, breakdown-<set>.txt.
+#
+# Needs: Swift 6, python3 with numpy and scipy, sox, espeak-ng, unzip, and
+#   pip install webrtcvad-wheels onnxruntime && pip install --no-deps silero-vad
+# Usage: bash tools/run_evaluation.sh [OUT]
+set -euo pipefail
+
+# OUT is taken relative to the current folder; the default lives in the repository.
+out=$(realpath -m "${1:-$(dirname "$0")/../out/evaluation}")
+cd "$(dirname "$0")/.."
+scratch=${SCRATCH_PATH:-.build}
+swift build -c release --product activespeaker --scratch-path "$scratch"
+binary="$scratch/release/activespeaker"
+
+if [ ! -d datasets-local/dev ] || [ ! -d datasets-local/heldout ]; then
+    bash tools/make_datasets.sh --no-pyannote
+fi
+[ -d datasets-local/pyannote ] || bash tools/fetch_pyannote_sample.sh datasets-local/pyannote
+
+sets=(Fixtures/meetings datasets-local/dev datasets-local/heldout datasets-local/pyannote)
+mkdir -p "$out"
+python3 tools/compare_vads.py --binary "$binary" --work "$out/systems" --json "$out/reports.json" \
+    --markdown "$out/tables.md" "${sets[@]}"
+for set in "${sets[@]}"; do
+    name=$(basename "$set")
+    "$binary" eval --policies hysteresis,volfin-cohen,livekit,chime,loudest --per-stream \
+        --plots "$out/plots/$name" "$set" > "$out/$name.txt"
+done
+for set in Fixtures/meetings datasets-local/dev datasets-local/heldout; do
+    python3 tools/vad_error_breakdown.py --binary "$binary" "$set" > "$out/breakdown-$(basename "$set").txt"
+done
+echo "run_evaluation: wrote $out/tables.md, $out/reports.json, $out/*.txt and $out/plots/"
