@@ -13,6 +13,11 @@ packages=(
   sox              # test signals
   opus-tools       # opusenc, for Ogg Opus test files
   espeak-ng        # synthetic speech in tests
+  alsa-utils       # arecord, to try the file-backed capture devices of the tests by hand
+  gstreamer1.0-tools         # gst-launch-1.0: RTP sender with RFC 6464 levels (listen tests)
+  gstreamer1.0-plugins-base  # decodebin, audioconvert, audioresample, opusenc
+  gstreamer1.0-plugins-good  # level (audio-level-meta), rtpopuspay, udpsink
+  ffmpeg           # RTP sender without levels (listen tests)
 )
 
 missing=()

@@ -13,6 +13,8 @@ public struct SpeakerIOError: Error, CustomStringConvertible, Sendable, Hashable
         case stream(String)
         /// A codec or resampler instance, e.g. `Opus decoder (16000 Hz)`.
         case processor(String)
+        /// A network endpoint, as the caller wrote it (e.g. `127.0.0.1:5004`, `[::1]:5004`).
+        case address(String)
 
         public var description: String {
             switch self {
@@ -20,6 +22,7 @@ public struct SpeakerIOError: Error, CustomStringConvertible, Sendable, Hashable
             case .device(let name): "device \(name)"
             case .stream(let id): "stream \(id)"
             case .processor(let name): name
+            case .address(let address): address
             }
         }
     }
@@ -52,13 +55,31 @@ public struct SpeakerIOError: Error, CustomStringConvertible, Sendable, Hashable
         case codecFailed(operation: String)
         /// A libsoxr call failed; `operation` names the C function.
         case resamplerFailed(operation: String)
+        /// alsa-lib knows no device by this name (not a card, not defined in any configuration).
+        case noSuchDevice
+        /// The device exists but another program holds it.
+        case deviceBusy
+        /// An alsa-lib call failed; `operation` names the C function.
+        case deviceFailed(operation: String)
+        /// The device offers no format this program can read (a float or 16/24/32-bit integer PCM).
+        case unsupportedDeviceFormat(String)
+        /// A channel (from 1) that the device does not have.
+        case noSuchChannel(channel: Int, channelCount: Int)
+        /// The device went away while capturing (unplugged, driver gone).
+        case deviceDisconnected
+        /// The device delivered no audio for this many seconds.
+        case deviceStalled(seconds: Double)
+        /// A host and port that cannot be used (not `HOST:PORT`, unknown host, bad port).
+        case invalidAddress(String)
+        /// A socket call failed; `operation` names the C function.
+        case socketFailed(operation: String)
     }
 
     /// The thing that failed.
     public var subject: Subject
     /// What went wrong.
     public var kind: Kind
-    /// The C library that reported the failure (`libsndfile`, `libopus`, `libsoxr`, `system`), if any.
+    /// The C library that reported the failure (`libsndfile`, `libopus`, `libsoxr`, `alsa-lib`, `system`), if any.
     public var library: String?
     /// The library's numeric code (an `SF_ERR_*` value, an `OPUS_*` error, an `errno`), if it has one.
     public var code: Int?
@@ -105,6 +126,16 @@ extension SpeakerIOError.Kind {
         case .invalidPacket: "invalid Opus packet"
         case .codecFailed(let operation): "\(operation) failed"
         case .resamplerFailed(let operation): "\(operation) failed"
+        case .noSuchDevice: "no such device"
+        case .deviceBusy: "device is busy (another program is using it)"
+        case .deviceFailed(let operation): "\(operation) failed"
+        case .unsupportedDeviceFormat(let detail): "unsupported format: \(detail)"
+        case .noSuchChannel(let channel, let count):
+            "has no channel \(channel) (it has \(count) \(count == 1 ? "channel" : "channels"))"
+        case .deviceDisconnected: "device disconnected"
+        case .deviceStalled(let seconds): "no audio from the device for \(seconds) s"
+        case .invalidAddress(let detail): "invalid address: \(detail)"
+        case .socketFailed(let operation): "\(operation) failed"
         }
     }
 }

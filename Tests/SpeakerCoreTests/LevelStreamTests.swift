@@ -49,6 +49,26 @@ import TestSupport
         #expect(result.holder(at: 7.9) == nil)
     }
 
+    /// As a GStreamer sender: nothing for the first 0.5 s, then digital silence as level 59, then a
+    /// continuous 3 s sentence at −25 dBov with no dips, which must stay one utterance.
+    @Test func silenceLevelsBeforeAndLongSpeechAfter() throws {
+        let engine = try Engine()
+        let room = engine.addRoom(name: "r")
+        let a = engine.addLevelStream(name: "a", room: room)
+        var events: [EngineEvent] = []
+        for frame in 0..<700 {
+            if frame >= 50 { engine.submitLevel(frame >= 200 && frame < 500 ? 25 : 59, to: a) }
+            engine.tick()
+            engine.consumeEvents { events.append($0) }
+        }
+        let speech = events.compactMap { event -> (Bool, Double)? in
+            if case .speech(_, let active, _, let since) = event { return (active, since) }
+            return nil
+        }
+        #expect(speech.count == 2, "\(speech)")
+        #expect(speech.first.map { $0.0 && abs($0.1 - 2.0) < 0.05 } == true)
+    }
+
     @Test func theVoiceActivityFlagDecides() throws {
         let a = Self.talker(seconds: 5, quiet: 70, talks: [(1, 4)], seed: 3)
         let flags: [Bool?] = a.indices.map { _ in false }

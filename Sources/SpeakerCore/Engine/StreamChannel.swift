@@ -27,8 +27,6 @@ final class StreamChannel {
     var continues = false
     /// True when this frame's evidence was judged a neighbour's voice.
     var leak = false
-    /// The last frame with speech evidence (before leakage suppression).
-    var lastEvidenceFrame = Int.min / 2
     /// Own speech level in dBFS, learnt from frames counted as this stream's speech.
     var speechLevel: Float
     /// Smoothed mean square of the hops, for reported levels.

@@ -1,0 +1,231 @@
+import COpus
+
+/// One incoming RTP/Opus stream (one SSRC): jitter buffer, then either Opus decoding to 16 kHz hops
+/// (decode mode) or the packets' RFC 6464 levels (level-only mode), one result per 10 ms tick.
+///
+/// Ticks are shared by all streams of a receiver: `pull(tick:)` for tick `k` returns the stream's
+/// audio for `[10k ms, 10k ms + 10 ms)` of the playout clock (see `RTPJitterBuffer` for how packets
+/// are placed on it). A tick with no packet is `.silence`: the engine then gets no hop for the stream,
+/// which it treats as silence — what a sender in DTX means. Lost packets inside a talk spurt are
+/// concealed by libopus (`OpusPacketDecoder.concealLoss`) for up to `maximumConcealment`.
+///
+/// After `init`, `insert` and `pull` allocate nothing. Not thread-safe: one receiver thread owns it.
+public final class RTPStreamReceiver {
+    /// How packets are used.
+    public enum Mode: String, Sendable, CaseIterable {
+        /// Decode the Opus payload; the engine's VAD sees the audio.
+        case decode
+        /// Use only the RFC 6464 level of each packet; nothing is decoded.
+        case levels
+    }
+
+    /// A tick's result.
+    public enum Output: Sendable, Equatable {
+        /// The hop buffer holds 160 samples of audio (decoded or concealed).
+        case audio
+        /// The loudest RFC 6464 level of the packets covering the tick (level-only mode).
+        case level(AudioLevel)
+        /// Nothing was received for this tick (DTX, the sender paused, or the stream has not started).
+        case silence
+    }
+
+    /// What `insert` did with a packet.
+    public enum Insertion: Sendable, Equatable {
+        /// Buffered.
+        case accepted
+        /// Dropped: a duplicate, or too late for its place.
+        case duplicate, late
+        /// Dropped: the buffer was full, or the packet larger than a slot.
+        case overflow
+        /// Held back: a large sequence jump waits for a second packet to confirm a restart.
+        case probation
+        /// Dropped: the payload is not a valid Opus packet.
+        case invalidPayload
+    }
+
+    /// The stream's synchronisation source.
+    public let ssrc: UInt32
+    /// Decode or level-only.
+    public let mode: Mode
+    /// Counters.
+    public var statistics: RTPStreamStatistics { buffer.statistics }
+
+    private var buffer: RTPJitterBuffer
+    private let decoder: OpusPacketDecoder?
+    private static let fifoCapacity = 1 << 14
+    private let fifo: UnsafeMutableBufferPointer<Float>
+    private let audible: UnsafeMutableBufferPointer<Bool>
+    private let scratch: UnsafeMutableBufferPointer<Float>
+    private var lastDuration = 320
+    private var lastLevel: AudioLevel?
+    /// Level-only mode: (start, end, level) spans on the clock, oldest first.
+    private var spans: [(start: Int, end: Int, level: AudioLevel?)] = []
+
+    /// Creates the receiver of a stream that joins at tick `startTick`.
+    /// - Throws: `SpeakerIOError` if libopus cannot make a decoder (decode mode).
+    public init(ssrc: UInt32, mode: Mode, configuration: JitterBufferConfiguration = JitterBufferConfiguration(), startTick: Int) throws {
+        self.ssrc = ssrc
+        self.mode = mode
+        buffer = RTPJitterBuffer(configuration: configuration, start: startTick * 160)
+        decoder = mode == .decode ? try OpusPacketDecoder(sampleRate: 16000) : nil
+        fifo = .allocate(capacity: Self.fifoCapacity)
+        fifo.initialize(repeating: 0)
+        audible = .allocate(capacity: Self.fifoCapacity)
+        audible.initialize(repeating: false)
+        scratch = .allocate(capacity: 16000 * 120 / 1000)
+        scratch.initialize(repeating: 0)
+        spans.reserveCapacity(256)
+    }
+
+    deinit {
+        buffer.deallocate()
+        fifo.deallocate()
+        audible.deallocate()
+        scratch.deallocate()
+    }
+
+    /// Takes in a parsed packet of this stream.
+    /// - Parameters:
+    ///   - packet: The packet, parsed from `datagram`.
+    ///   - datagram: The bytes it was parsed from.
+    /// - Returns: What happened to it.
+    /// - Complexity: O(1); allocates nothing.
+    @discardableResult
+    public func insert(_ packet: RTPPacket, datagram: UnsafeRawBufferPointer) -> Insertion {
+        let payload = UnsafeRawBufferPointer(rebasing: datagram[packet.payload])
+        // The TOC byte(s) give the duration; a payload libopus cannot even size is malformed.
+        let samples = opus_packet_get_nb_samples(payload.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(payload.count), 16000)
+        guard samples > 0, samples <= 1920 else {
+            buffer.statistics.invalidPayloads += 1
+            return .invalidPayload
+        }
+        switch buffer.insert(packet, payload: payload, duration: Int(samples)) {
+        case .accepted: return .accepted
+        case .duplicate: return .duplicate
+        case .late: return .late
+        case .overflow: return .overflow
+        case .probation: return .probation
+        }
+    }
+
+    /// The stream's output for tick `tick`.
+    ///
+    /// - Parameters:
+    ///   - tick: The tick index; call once per tick, in order.
+    ///   - hop: Receives 160 samples in decode mode when the result is `.audio`.
+    /// - Returns: `.audio` (decode mode), `.level` (level-only mode) or `.silence`.
+    /// - Complexity: O(samples decoded). Allocates nothing.
+    public func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> Output {
+        let now = tick * 160, end = now + 160
+        precondition(buffer.decidedUntil >= now, "pull is called once per tick, in order")
+        while buffer.decidedUntil < end {
+            let position = buffer.decidedUntil
+            switch buffer.next(now: now, end: end, lastDuration: lastDuration) {
+            case .play(let slot, let start, let skip):
+                play(slot: slot, start: start, skip: skip)
+            case .conceal(let samples):
+                conceal(samples: samples, at: position)
+            case .silence(let samples):
+                if mode == .decode { write(nil, count: samples, at: position) }
+            }
+        }
+        return mode == .decode ? takeHop(now: now, into: hop) : takeLevel(now: now, end: end)
+    }
+
+    private func play(slot: Int, start: Int, skip: Int) {
+        let info = buffer.slot(slot)
+        switch mode {
+        case .decode:
+            let decoder = decoder!
+            if buffer.needsReset {
+                decoder.reset()
+                buffer.needsReset = false
+            }
+            let decoded: Int
+            do {
+                decoded = try decoder.decode(packet: buffer.payload(slot), into: scratch)
+            } catch {
+                buffer.statistics.invalidPayloads += 1
+                conceal(samples: info.duration, at: start + skip)
+                return
+            }
+            lastDuration = decoded
+            if decoded > skip {
+                write(UnsafeBufferPointer(rebasing: scratch[skip..<decoded]), count: decoded - skip, at: start + skip)
+            }
+            buffer.advance(to: start + decoded)
+        case .levels:
+            let duration = info.duration
+            lastDuration = duration
+            lastLevel = info.level
+            if spans.count < 256 { spans.append((start + skip, start + duration, info.level)) }
+            buffer.advance(to: start + duration)
+        }
+    }
+
+    private func conceal(samples: Int, at position: Int) {
+        switch mode {
+        case .decode:
+            let count = min(samples, scratch.count)
+            let concealed = (try? decoder!.concealLoss(samples: count, into: scratch)) ?? 0
+            if concealed > 0 { write(UnsafeBufferPointer(rebasing: scratch[..<concealed]), count: concealed, at: position) }
+            buffer.advance(to: position + max(concealed, samples))
+        case .levels:
+            // Without audio, concealment repeats the last packet's level.
+            if spans.count < 256 { spans.append((position, position + samples, lastLevel)) }
+            buffer.advance(to: position + samples)
+        }
+    }
+
+    /// Writes samples (or silence for nil) to the FIFO at clock position `position`.
+    private func write(_ samples: UnsafeBufferPointer<Float>?, count: Int, at position: Int) {
+        let mask = Self.fifoCapacity - 1
+        var index = 0
+        while index < count {
+            let slot = (position + index) & mask
+            fifo[slot] = samples?[index] ?? 0
+            audible[slot] = samples != nil
+            index += 1
+        }
+    }
+
+    private func takeHop(now: Int, into hop: UnsafeMutableBufferPointer<Float>) -> Output {
+        precondition(hop.count == 160, "a hop is 160 samples")
+        let mask = Self.fifoCapacity - 1
+        var any = false
+        var index = 0
+        while index < 160 {
+            let slot = (now + index) & mask
+            hop[index] = fifo[slot]
+            any = any || audible[slot]
+            audible[slot] = false
+            index += 1
+        }
+        return any ? .audio : .silence
+    }
+
+    private func takeLevel(now: Int, end: Int) -> Output {
+        var loudest: AudioLevel?
+        var index = 0
+        while index < spans.count {
+            let span = spans[index]
+            if span.start < end && span.end > now, let level = span.level, level.level < (loudest?.level ?? 128) {
+                loudest = level
+            }
+            index += 1
+        }
+        // Keep the spans that reach past this tick, in order, without a closure.
+        var kept = 0
+        index = 0
+        while index < spans.count {
+            if spans[index].end > end {
+                spans[kept] = spans[index]
+                kept += 1
+            }
+            index += 1
+        }
+        spans.removeLast(spans.count - kept)
+        if let loudest { return .level(loudest) }
+        return .silence
+    }
+}

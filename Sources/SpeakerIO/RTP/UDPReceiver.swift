@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bound UDP socket (IPv4 or IPv6) read without blocking, for RTP.
+///
+/// Addresses are `HOST:PORT`: `127.0.0.1:5004`, `[::1]:5004`, `localhost:5004`, `0.0.0.0:5004`,
+/// `[::]:5004`; port 0 picks a free port (see `port`). The receive buffer is enlarged to 4 MiB (as far
+/// as the system allows) so that bursts wait in the kernel while events are written. Closed in `deinit`.
+public final class UDPReceiver {
+    /// The address as given.
+    public let address: String
+    /// The bound port (the system's choice for port 0).
+    public let port: Int
+    /// The socket's file descriptor, for `poll`.
+    public let descriptor: Int32
+    /// True for an IPv6 socket.
+    public let isIPv6: Bool
+
+    /// Binds a socket to `address`.
+    /// - Throws: `SpeakerIOError` with subject `.address(address)`: `.invalidAddress` for a malformed
+    ///   address or unknown host, `.socketFailed` if `socket` or `bind` fails (port in use, …).
+    public init(address: String) throws {
+        let (host, portText) = try Self.split(address)
+        self.address = address
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        var list: UnsafeMutablePointer<addrinfo>?
+        let resolved = getaddrinfo(host.isEmpty ? nil : host, portText, &hints, &list)
+        guard resolved == 0, let info = list else {
+            throw SpeakerIOError(
+                .address(address), .invalidAddress("cannot resolve \(host.isEmpty ? "the host" : host)"),
+                library: "system", code: Int(resolved), libraryMessage: String(cString: gai_strerror(resolved)))
+        }
+        defer { freeaddrinfo(list) }
+        let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+        guard fd >= 0 else { throw Self.failure(address, "socket") }
+        var size: Int32 = 4 << 20
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
+            let error = Self.failure(address, "bind")
+            close(fd)
+            throw error
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let bound = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        isIPv6 = info.pointee.ai_family == AF_INET6
+        if bound == 0 {
+            port = withUnsafePointer(to: &storage) { pointer in
+                pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+            }
+        } else {
+            port = Int(portText) ?? 0
+        }
+        descriptor = fd
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Receives one datagram into `buffer` without waiting.
+    /// - Returns: Its length (a longer datagram is cut to `buffer.count`), or nil if none is waiting.
+    /// - Complexity: One system call. Allocates nothing.
+    public func receive(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        while true {
+            let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
+            if count >= 0 { return count }
+            if errno == EINTR { continue }
+            return nil
+        }
+    }
+
+    /// Waits until one of `receivers` has a datagram, at most `timeout` seconds.
+    /// - Returns: False on timeout.
+    public static func wait(_ receivers: [UDPReceiver], timeout: Double) -> Bool {
+        var descriptors = receivers.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
+        let milliseconds = Int32(max(0, min(timeout, 60)) * 1000 + 0.999)
+        return poll(&descriptors, nfds_t(descriptors.count), milliseconds) > 0
+    }
+
+    /// Splits `HOST:PORT` / `[V6]:PORT`.
+    static func split(_ address: String) throws -> (host: String, port: String) {
+        let host: Substring, port: Substring
+        if address.hasPrefix("[") {
+            guard let close = address.firstIndex(of: "]"), address[address.index(after: close)...].hasPrefix(":") else {
+                throw SpeakerIOError(.address(address), .invalidAddress("expected [IPv6]:PORT"))
+            }
+            host = address[address.index(after: address.startIndex)..<close]
+            port = address[address.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = address.lastIndex(of: ":"), address.firstIndex(of: ":") == colon else {
+                throw SpeakerIOError(.address(address), .invalidAddress("expected HOST:PORT (IPv6 as [ADDRESS]:PORT)"))
+            }
+            host = address[..<colon]
+            port = address[address.index(after: colon)...]
+        }
+        guard let number = Int(port), (0...65535).contains(number) else {
+            throw SpeakerIOError(.address(address), .invalidAddress("port must be 0…65535"))
+        }
+        return (String(host), String(number))
+    }
+
+    private static func failure(_ address: String, _ operation: String) -> SpeakerIOError {
+        let code = errno
+        return SpeakerIOError(
+            .address(address), .socketFailed(operation: operation), library: "system", code: Int(code),
+            libraryMessage: String(cString: strerror(code)))
+    }
+}

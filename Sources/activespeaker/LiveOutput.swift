@@ -1,0 +1,195 @@
+import Foundation
+import SpeakerCore
+import Synchronization
+
+/// What `live` and `listen` write while they run: events as JSON Lines (the `detect` schema plus
+/// `device`, `stream` and `stats` lines), or the terminal view; talk time per stream for the view.
+///
+/// Lines are flushed at the end of every tick that wrote one, so a reader of the pipe sees each
+/// decision within the tick it was made.
+final class LiveOutput {
+    private let writer: EventWriter
+    private let view: LiveView?
+    private let levelTicks: Int?
+    private var wroteThisTick = false
+    private(set) var names: [String] = []
+    private var speaking: [Bool] = []
+    private var talkTime: [Double] = []
+    private var lastSpeechChange: [Double] = []
+    private(set) var dominant: Int?
+    private var ticks = 0
+
+    /// - Parameters:
+    ///   - view: The terminal view, or nil for JSON Lines.
+    ///   - levelTicks: Ticks between `levels` lines, or nil for none.
+    init(view: LiveView?, levelTicks: Int?) {
+        writer = EventWriter(output: BufferedOutput())
+        self.view = view
+        self.levelTicks = levelTicks
+    }
+
+    /// Adds a stream and returns its index (the order of `names`).
+    func addStream(_ name: String) -> Int {
+        names.append(name)
+        speaking.append(false)
+        talkTime.append(0)
+        lastSpeechChange.append(0)
+        return names.count - 1
+    }
+
+    func speech(stream: Int, active: Bool, time: Double, since: Double) throws(CommandError) {
+        if speaking[stream] && !active { talkTime[stream] += max(0, since - lastSpeechChange[stream]) }
+        speaking[stream] = active
+        lastSpeechChange[stream] = since
+        if view == nil { try writer.speech(time: time, stream: names[stream], active: active, since: since) }
+        wroteThisTick = true
+    }
+
+    func dominant(stream: Int?, time: Double) throws(CommandError) {
+        dominant = stream
+        if view == nil { try writer.dominant(time: time, stream: stream.map { names[$0] }) }
+        wroteThisTick = true
+    }
+
+    /// A `device` line: `{"t":…,"type":"device","event":EVENT,"device":NAME, …details}`.
+    func device(time: Double, event: String, device: String, details: [(String, DetailValue)] = []) throws(CommandError) {
+        var line = JSONLine()
+        line.add("t", time, decimals: 3)
+        line.add("type", "device")
+        line.add("event", event)
+        line.add("device", device)
+        for (key, value) in details { value.add(to: &line, key: key) }
+        try writeLine(line)
+    }
+
+    /// A `stream` line: a stream joined (`listen`: a new SSRC).
+    func streamAdded(time: Double, stream: Int, details: [(String, DetailValue)]) throws(CommandError) {
+        var line = JSONLine()
+        line.add("t", time, decimals: 3)
+        line.add("type", "stream")
+        line.add("event", "added")
+        line.add("stream", names[stream])
+        for (key, value) in details { value.add(to: &line, key: key) }
+        try writeLine(line)
+    }
+
+    /// A value of a `device`, `stream` or `stats` line.
+    enum DetailValue {
+        case text(String), integer(Int), number(Double, decimals: Int), object(JSONLine)
+        func add(to line: inout JSONLine, key: String) {
+            switch self {
+            case .text(let value): line.add(key, value)
+            case .integer(let value): line.add(key, value)
+            case .number(let value, let decimals): line.add(key, value, decimals: decimals)
+            case .object(let value): line.add(key, value)
+            }
+        }
+    }
+
+    /// Writes a line built by the caller (device events, stats); shown on the view's status line.
+    func writeLine(_ line: JSONLine) throws(CommandError) {
+        if let view {
+            view.note(line.rendered)
+        } else {
+            try writer.write(line)
+        }
+        wroteThisTick = true
+    }
+
+    /// Ends a tick at `time`: level lines, the view, and a flush if anything was written.
+    func endTick(time: Double, level: (Int) -> Float) throws(CommandError) {
+        ticks += 1
+        if let levelTicks, ticks % levelTicks == 0, view == nil {
+            try writer.levels(time: time, names.indices.map { (names[$0], level($0)) })
+            wroteThisTick = true
+        }
+        if let view, ticks % 10 == 0 {
+            view.draw(
+                time: time,
+                rows: names.indices.map { index in
+                    LiveView.Row(
+                        name: names[index], level: level(index), speaking: speaking[index],
+                        talkTime: talkTime[index] + (speaking[index] ? max(0, time - lastSpeechChange[index]) : 0),
+                        dominant: dominant == index)
+                })
+        }
+        if wroteThisTick && view == nil { try writer.flush() }
+        wroteThisTick = false
+    }
+
+    /// Writes out everything and leaves the terminal tidy.
+    func finish() throws(CommandError) {
+        view?.finish()
+        try writer.flush()
+    }
+}
+
+/// Ctrl-C (SIGINT) and SIGTERM ask a live run to stop; it then finishes its ticks and flushes.
+enum StopRequest {
+    /// Set by the signal handler.
+    static let flag = Atomic<Bool>(false)
+
+    /// True once a stop was asked for.
+    static var isRequested: Bool { flag.load(ordering: .relaxed) }
+
+    /// Installs the handlers. The first signal only stores to an atomic; a second one (the run did not
+    /// stop) restores the default action and delivers itself, ending the process. Both are
+    /// async-signal-safe.
+    static func install() {
+        for number in [SIGINT, SIGTERM] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { received in
+                if StopRequest.flag.exchange(true, ordering: .relaxed) {
+                    signal(received, SIG_DFL)
+                    raise(received)
+                }
+            }
+            sigemptyset(&action.sa_mask)
+            sigaction(number, &action, nil)
+            var unblock = sigset_t()
+            sigemptyset(&unblock)
+            sigaddset(&unblock, number)
+            pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+        }
+    }
+}
+
+/// Parsing shared by `live` and `listen`.
+enum LiveOptions {
+    /// `--duration SECONDS` as ticks.
+    static func durationTicks(_ text: String?) throws(CommandError) -> Int? {
+        guard let text else { return nil }
+        guard let seconds = Double(text), seconds > 0, seconds <= 1e7 else {
+            throw .usage("--duration \(text): expected a positive number of seconds")
+        }
+        return Int((seconds * 100).rounded())
+    }
+
+    /// `--levels MS` as ticks.
+    static func levelTicks(_ text: String?) throws(CommandError) -> Int? {
+        guard let text else { return nil }
+        guard let milliseconds = Int(text), milliseconds > 0, milliseconds % 10 == 0 else {
+            throw .usage("--levels \(text): expected a positive multiple of 10 milliseconds")
+        }
+        return milliseconds / 10
+    }
+
+    /// The terminal view, unless `--json` or standard output is not a terminal.
+    static func view(json: Bool) -> LiveView? {
+        json || !Console.outputIsTerminal ? nil : LiveView()
+    }
+}
+
+extension CommandError {
+    /// Runs `body`, which throws only `CommandError`s through a `rethrows` function (such as
+    /// `Engine.consumeEvents`), and throws them typed.
+    static func rethrowing(_ body: () throws -> Void) throws(CommandError) {
+        do {
+            try body()
+        } catch let error as CommandError {
+            throw error
+        } catch {
+            throw .failure("\(error)")
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `activespeaker listen` against real RTP senders no one here wrote — GStreamer (Opus with RFC 6464
+/// levels) and ffmpeg (Opus without levels) — on loopback addresses only, several at once.
+@Suite("activespeaker listen (GStreamer and ffmpeg senders on loopback)", .serialized)
+struct ListenTests {
+    /// Talkers taking turns: each file holds silence, then the talker's speech at `at`, then silence.
+    static func turns(in directory: TemporaryDirectory, length: Double = 9.5) throws -> [String: String] {
+        let script: [(String, String, Double, String)] = [
+            ("alice", "good morning everyone and welcome to the weekly call", 0.5, "en-gb+f3"),
+            ("bob", "thanks alice the numbers look good this week", 3.9, "en-us"),
+            ("carol", "i agree with both of you", 7.2, "en-gb+f4"),
+        ]
+        var paths: [String: String] = [:]
+        for (name, text, at, voice) in script {
+            var samples = [Float](repeating: 0, count: Int(length * 16000))  // digital silence around the speech
+            Synthesis.add(try TestAudio.speech(text, voice: voice), into: &samples, at: at)
+            let path = directory.path("\(name).wav")
+            try TestAudio.writeWAV([Array(samples.prefix(Int(length * 16000)))], to: path)
+            paths[name] = path
+        }
+        return paths
+    }
+
+    static func sender(_ script: String, _ arguments: [String]) throws -> LiveRunner.Helper {
+        try LiveRunner.Helper("bash", [LiveRunner.tools.appendingPathComponent(script).path] + arguments)
+    }
+
+    @Test func decodeModeFollowsThreeSendersOverIPv4AndIPv6() throws {
+        try #require(LiveRunner.has("gst-launch-1.0") && LiveRunner.has("ffmpeg"), "run tools/install-deps.sh")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let files = try Self.turns(in: directory)
+        let listen = try LiveRunner.Running([
+            // A generous jitter delay and duration: the machine may be busy with other tests.
+            "listen", "--udp", "127.0.0.1:47010", "--udp", "[::1]:47012", "--duration", "14", "--stats", "--jitter", "200",
+            "--ssrc", "alice=0x1001", "--ssrc", "bob=0x1002", "--ssrc", "carol=0x1003",
+        ])
+        Thread.sleep(forTimeInterval: 0.3)
+        let senders = [
+            try Self.sender("rtp_send_gstreamer.sh", [files["alice"]!, "127.0.0.1", "47010", "0x1001"]),
+            try Self.sender("rtp_send_gstreamer.sh", [files["bob"]!, "::1", "47012", "0x1002"]),
+            try Self.sender("rtp_send_ffmpeg.sh", [files["carol"]!, "127.0.0.1", "47010", "0x1003"]),
+        ]
+        for sender in senders { #expect(sender.wait(timeout: 20) == 0) }
+        let result = try listen.finish(timeout: 15)
+        #expect(result.status == 0, "\(result.stderr)")
+        let output = try LiveOutputLines(result.lines)
+        output.events.checkInvariants(ids: ["alice", "bob", "carol"])
+        #expect(Set(output.stream.compactMap { $0["stream"] as? String }) == ["alice", "bob", "carol"])
+        #expect(output.dominantSequence == ["alice", "bob", "carol"], "\(result.stdout)")
+        // Each talker's speech is found near where it is in the file: after it, by sender start-up and
+        // the 200 ms jitter delay, so by well under a second.
+        let starts = Dictionary(grouping: output.events.speechSegments, by: \.speaker).mapValues { $0.map(\.start).min()! }
+        for (name, at) in [("alice", 0.5), ("bob", 3.9), ("carol", 7.2)] {
+            let start = try #require(starts[name], "\(name) never spoke: \(result.stdout)")
+            #expect(start > at && start < at + 1.2, "\(name) starts at \(start)")
+        }
+        let stats = try #require(output.stats)
+        #expect((stats["malformed"] as? [String: Int])?.values.allSatisfy { $0 == 0 } == true)
+        #expect((stats["packets"] as? Int ?? 0) > 3 * 400, "three 9.5 s streams of 20 ms packets")
+    }
+
+    @Test func levelModeCopesWithGStreamersSilenceLevel() throws {
+        try #require(LiveRunner.has("gst-launch-1.0"), "run tools/install-deps.sh")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let files = try Self.turns(in: directory, length: 7)
+        let listen = try LiveRunner.Running([
+            "listen", "--udp", "127.0.0.1:47020", "--mode", "levels", "--extmap-audio-level", "1", "--duration", "10",
+            "--jitter", "200",
+            "--levels", "500", "--ssrc", "alice=4097", "--ssrc", "bob=0x1002",
+        ])
+        Thread.sleep(forTimeInterval: 0.3)
+        let senders = [
+            try Self.sender("rtp_send_gstreamer.sh", [files["alice"]!, "127.0.0.1", "47020", "0x1001"]),
+            try Self.sender("rtp_send_gstreamer.sh", [files["bob"]!, "127.0.0.1", "47020", "0x1002"]),
+        ]
+        for sender in senders { #expect(sender.wait(timeout: 20) == 0) }
+        let result = try listen.finish(timeout: 15)
+        #expect(result.status == 0, "\(result.stderr)")
+        let output = try LiveOutputLines(result.lines)
+        output.events.checkInvariants(ids: ["alice", "bob"])
+        #expect(output.dominantSequence == ["alice", "bob"], "\(result.stdout)")
+        // Bob's digital silence (level 59) while Alice talks is not speech: one utterance each.
+        let segments = output.events.speechSegments
+        #expect(segments.filter { $0.speaker == "alice" }.count == 1)
+        #expect(segments.filter { $0.speaker == "bob" }.count == 1)
+        // GStreamer reports digital silence as −59 dBov, which the levels lines show.
+        let silentLevels = output.events.levelEvents.compactMap { event -> Double? in
+            if case .levels(let t, let levels) = event, t < 3 { return levels["bob"] }
+            return nil
+        }
+        #expect(silentLevels.contains(-59))
+    }
+
+    @Test func malformedPacketsAreCountedAndDropped() throws {
+        let listen = try LiveRunner.Running(["listen", "--udp", "127.0.0.1:47030", "--duration", "2", "--stats", "--json"])
+        Thread.sleep(forTimeInterval: 0.5)
+        var datagrams: [[UInt8]] = [
+            [], [0x80], Array(repeating: 0x40, count: 20),  // too short, too short, version 1
+            [0x90, 96, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2, 0xBE, 0xDE, 0, 9, 0x10, 5],  // extension past the end
+            [0x90, 96, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2, 0xBE, 0xDE, 0, 1, 0x1F, 0, 0, 0, 0xF8],  // element past its block
+            [0xA0, 96, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2, 0xF8, 0x00],  // padding count 0
+            [0x80, 96, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2],  // no payload
+            [0x80, 96, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2, 0x03, 0x00],  // invalid Opus (code 3, no frames)
+            [0x81, 201, 0, 1, 0, 0, 0, 2],  // RTCP receiver report: ignored, not malformed
+        ]
+        // And valid packets of one stream: Opus silence frames (TOC 0xF8, 20 ms CELT).
+        for index in 0..<5 {
+            let timestamp = UInt32(960 * index)
+            datagrams.append(
+                [0x80, 96, 0, UInt8(index), UInt8(timestamp >> 24), UInt8(timestamp >> 16 & 0xFF), UInt8(timestamp >> 8 & 0xFF),
+                 UInt8(timestamp & 0xFF), 0, 0, 0, 7, 0xF8, 0xFF, 0xFE])
+        }
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(47030).bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        for datagram in datagrams {
+            _ = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, datagram, datagram.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+        let result = try listen.finish(timeout: 10)
+        #expect(result.status == 0, "\(result.stderr)")
+        let output = try LiveOutputLines(result.lines)
+        let stats = try #require(output.stats)
+        #expect(stats["malformed"] as? [String: Int] == [
+            "tooShort": 2, "badVersion": 1, "badExtensionLength": 2, "badPadding": 1, "emptyPayload": 1, "invalidOpus": 1,
+        ])
+        #expect(stats["ignored"] as? Int == 1)
+        #expect(stats["packets"] as? Int == 6)
+        let stream = try #require((stats["streams"] as? [String: [String: Int]])?["ssrc-00000007"])
+        #expect(stream["packets"] == 5 && stream["played"] == 5)
+    }
+
+    @Test("command-line mistakes", arguments: [
+        ["listen"], ["listen", "--udp", "127.0.0.1:5004", "--mode", "loud"],
+        ["listen", "--udp", "127.0.0.1:5004", "--mode", "levels"],
+        ["listen", "--udp", "127.0.0.1:5004", "--extmap-audio-level", "0"],
+        ["listen", "--udp", "127.0.0.1:5004", "--ssrc", "alice"], ["listen", "--udp", "127.0.0.1:5004", "--ssrc", "a=0xZZ"],
+        ["listen", "--udp", "127.0.0.1:5004", "--jitter", "5000"],
+    ])
+    func usageErrors(arguments: [String]) throws {
+        let result = try CLI.run(arguments)
+        #expect(result.status == 64)
+        #expect(result.stdout.isEmpty)
+        #expect(result.errorLines.count == 1)
+    }
+
+    @Test func unusableAddressesAreClearErrors() throws {
+        let bad = try CLI.run(["listen", "--udp", "127.0.0.1", "--duration", "1"])
+        #expect(bad.status == 1)
+        #expect(bad.errorLines == ["activespeaker: 127.0.0.1: invalid address: expected HOST:PORT (IPv6 as [ADDRESS]:PORT)"])
+        let first = try LiveRunner.Running(["listen", "--udp", "127.0.0.1:47040", "--duration", "3"])
+        Thread.sleep(forTimeInterval: 0.3)
+        let second = try CLI.run(["listen", "--udp", "127.0.0.1:47040", "--duration", "1"])
+        #expect(second.status == 1)
+        #expect(second.errorLines.first?.hasPrefix("activespeaker: 127.0.0.1:47040: bind failed (system: Address already in use)") == true)
+        first.interrupt()
+        #expect(try first.finish(timeout: 5).status == 0)
+    }
+}
