@@ -228,17 +228,19 @@ struct ListenCommand: Command {
     }
 }
 
-/// The streams of `listen` and what decides for them: the engine on decoded audio (decode mode), or
-/// `LevelActivityDetector` on RFC 6464 levels (level-only mode).
+/// The streams of `listen` and the engine that decides for them: on decoded audio (decode mode), or
+/// on the packets' RFC 6464 levels as level streams (level-only mode).
 final class ListenRoom {
     let output: LiveOutput
     private let mode: RTPStreamReceiver.Mode
     private let jitter: JitterBufferConfiguration
-    private let engine: Engine?
-    private let room: RoomID?
-    private let detector: LevelActivityDetector?
+    private let engine: Engine
+    private let room: RoomID
     private var receivers: [RTPStreamReceiver] = []
     private var handles: [StreamID] = []
+    /// Per stream: whether its sender has ever set the RFC 6464 V flag. Senders that never do (GStreamer
+    /// 1.22) leave the flag 0 always, which must not read as "no voice".
+    private var usesVoiceFlag: [Bool] = []
     private var indexOfHandle: [StreamID: Int] = [:]
     private var indexOfSSRC: [UInt32: Int] = [:]
     private var hop = [Float](repeating: 0, count: 160)
@@ -248,16 +250,8 @@ final class ListenRoom {
         self.mode = mode
         self.jitter = jitter
         self.output = output
-        if mode == .decode {
-            let engine = try Engine(configuration: configuration)
-            self.engine = engine
-            room = engine.addRoom(name: "listen")
-            detector = nil
-        } else {
-            engine = nil
-            room = nil
-            detector = LevelActivityDetector()
-        }
+        engine = try Engine(configuration: configuration)
+        room = engine.addRoom(name: "listen")
     }
 
     /// Statistics per stream, in the order the streams appeared.
@@ -278,13 +272,11 @@ final class ListenRoom {
             }
             index = output.addStream(name)
             indexOfSSRC[packet.ssrc] = index
-            if let engine, let room {
-                let handle = engine.addStream(name: name, room: room)
-                handles.append(handle)
-                indexOfHandle[handle] = index
-            } else {
-                _ = detector!.addStream()
-            }
+            let handle = mode == .levels
+                ? engine.addLevelStream(name: name, room: room) : engine.addStream(name: name, room: room)
+            handles.append(handle)
+            usesVoiceFlag.append(false)
+            indexOfHandle[handle] = index
             try output.streamAdded(
                 time: Double(ticks) / 100, stream: index, details: [("ssrc", .text("0x" + ListenCommand.hex(packet.ssrc)))])
         }
@@ -292,57 +284,44 @@ final class ListenRoom {
     }
 
     /// Plays one tick of every stream and decides it. A stream with nothing to play this tick gets
-    /// nothing, which the engine and the detector treat as silence.
+    /// nothing, which the engine treats as silence.
     func tick() throws(CommandError) {
         hop.withUnsafeMutableBufferPointer { hop in
             var index = 0
             while index < receivers.count {
                 switch receivers[index].pull(tick: ticks, into: hop) {
-                case .audio: engine?.submit(UnsafeBufferPointer(hop), to: handles[index])
-                case .level(let level): detector?.submit(level, to: index)
-                case .silence: break
+                case .audio:
+                    engine.submit(UnsafeBufferPointer(hop), to: handles[index])
+                case .level(let level):
+                    if level.voice { usesVoiceFlag[index] = true }
+                    engine.submitLevel(
+                        level.level, voiceActivity: usesVoiceFlag[index] ? level.voice : nil, to: handles[index])
+                case .silence:
+                    break
                 }
                 index += 1
             }
         }
-        engine?.tick()
-        detector?.tick()
+        engine.tick()
         ticks += 1
         try writeEvents()
-        try output.endTick(time: Double(ticks) / 100) { index in
-            self.engine.map { $0.level(of: self.handles[index]) } ?? self.detector!.level(of: index)
-        }
+        try output.endTick(time: Double(ticks) / 100) { index in self.engine.level(of: self.handles[index]) }
     }
 
     /// Ends open utterances and the floor, and writes their events.
     func finish() throws(CommandError) {
-        if let engine {
-            for handle in handles { engine.removeStream(handle) }
-        }
-        detector?.finish()
+        for handle in handles { engine.removeStream(handle) }
         try writeEvents()
     }
 
     private func writeEvents() throws(CommandError) {
-        if let engine {
-            try CommandError.rethrowing { try engine.consumeEvents { event in
-                switch event {
-                case .speech(let stream, let active, let time, let since):
-                    try output.speech(stream: indexOfHandle[stream]!, active: active, time: time, since: since)
-                case .dominant(_, let stream, let time):
-                    try output.dominant(stream: stream.map { indexOfHandle[$0]! }, time: time)
-                }
-            } }
-        }
-        if let detector {
-            try CommandError.rethrowing { try detector.consumeEvents { event in
-                switch event {
-                case .speech(let stream, let active, let time, let since):
-                    try output.speech(stream: stream, active: active, time: time, since: since)
-                case .dominant(let stream, let time):
-                    try output.dominant(stream: stream, time: time)
-                }
-            } }
-        }
+        try CommandError.rethrowing { try engine.consumeEvents { event in
+            switch event {
+            case .speech(let stream, let active, let time, let since):
+                try output.speech(stream: indexOfHandle[stream]!, active: active, time: time, since: since)
+            case .dominant(_, let stream, let time):
+                try output.dominant(stream: stream.map { indexOfHandle[$0]! }, time: time)
+            }
+        } }
     }
 }

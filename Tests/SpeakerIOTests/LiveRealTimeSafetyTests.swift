@@ -61,20 +61,4 @@ struct LiveRealTimeSafetyTests {
             #expect(allocations == 0, "\(mode)")
         }
     }
-
-    @Test func levelActivityDetector() {
-        let detector = LevelActivityDetector()
-        for _ in 0..<8 { _ = detector.addStream() }
-        var allocations = 0
-        for tick in 0..<2000 {
-            let before = allocation_counter_current_thread()
-            for stream in 0..<8 where (tick / 150) % 8 == stream {
-                detector.submit(AudioLevel(level: 25, voice: false), to: stream)
-            }
-            detector.tick()
-            detector.consumeEvents { _ in }
-            if tick >= 10 { allocations += allocation_counter_current_thread() - before }
-        }
-        #expect(allocations == 0)
-    }
 }
