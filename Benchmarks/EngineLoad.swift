@@ -2,7 +2,7 @@ import SpeakerCore
 
 /// An engine with streams in rooms, fed from the audio pool one 10 ms tick at a time, as a server
 /// would: every stream's hop submitted, one `tick()`, every event consumed.
-struct EngineLoad {
+struct EngineLoad: TickedLoad {
     let engine: Engine
     private(set) var ids: [StreamID]
     private var feed: HopFeed
@@ -36,23 +36,12 @@ struct EngineLoad {
         ticksDone += 1
     }
 
-    /// Runs `ticks` ticks unmeasured (warm-up: first-tick allocations, caches, noise estimates).
-    mutating func warmUp(ticks: Int) {
-        for _ in 0..<ticks { step() }
-    }
-
-    /// Runs `ticks` ticks, recording each tick's wall time.
+    /// Runs `ticks` ticks, recording each tick's wall time (`TickedLoad.measureTicks`).
     /// (Never inlined: profilers can start collecting at it, `--toggle-collect=*EngineLoadV7measure*`.)
     /// - Returns: wall and process CPU seconds of the whole run.
     @inline(never)
     mutating func measure(ticks: Int, tickTimes: inout TickTimes) -> (wall: Double, cpu: Double) {
-        let watch = Stopwatch()
-        for _ in 0..<ticks {
-            let start = Probe.wallNanoseconds()
-            step()
-            tickTimes.record(Probe.wallNanoseconds() - start)
-        }
-        return watch.elapsed()
+        measureTicks(ticks, tickTimes: &tickTimes)
     }
 
     /// Folds the final state of every stream into the checksum.
@@ -75,4 +64,28 @@ struct TickBudget {
     func ticks(streams: Int) -> Int { min(maximum, max(minimum, streamFrames / max(streams, 1))) }
     /// Warm-up: a quarter of a run, at least 20 ticks (first-tick allocations, noise estimates settle).
     func warmUpTicks(streams: Int) -> Int { max(20, ticks(streams: streams) / 4) }
+}
+
+/// A load advanced one engine tick at a time by `step()`: warm-up and the measured loop are shared.
+protocol TickedLoad {
+    mutating func step()
+}
+
+extension TickedLoad {
+    /// Runs `ticks` ticks unmeasured (warm-up: first-tick allocations, caches, noise estimates).
+    mutating func warmUp(ticks: Int) {
+        for _ in 0..<ticks { step() }
+    }
+
+    /// Runs `ticks` ticks, recording each tick's wall time.
+    /// - Returns: wall and process CPU seconds of the whole run.
+    mutating func measureTicks(_ ticks: Int, tickTimes: inout TickTimes) -> (wall: Double, cpu: Double) {
+        let watch = Stopwatch()
+        for _ in 0..<ticks {
+            let start = Probe.wallNanoseconds()
+            step()
+            tickTimes.record(Probe.wallNanoseconds() - start)
+        }
+        return watch.elapsed()
+    }
 }

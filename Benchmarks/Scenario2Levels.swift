@@ -74,7 +74,7 @@ struct LevelTracks {
 }
 
 /// Level-only streams fed one level per tick.
-struct LevelLoad {
+struct LevelLoad: TickedLoad {
     let engine: Engine
     let ids: [StreamID]
     let levels: LevelTracks
@@ -114,16 +114,8 @@ struct LevelLoad {
         checksum = sum
     }
 
-    mutating func warmUp(ticks: Int) { for _ in 0..<ticks { step() } }
-
     mutating func measure(ticks: Int, tickTimes: inout TickTimes) -> (wall: Double, cpu: Double) {
-        let watch = Stopwatch()
-        for _ in 0..<ticks {
-            let start = Probe.wallNanoseconds()
-            step()
-            tickTimes.record(Probe.wallNanoseconds() - start)
-        }
-        return watch.elapsed()
+        measureTicks(ticks, tickTimes: &tickTimes)
     }
 
     mutating func finish() -> Checksum { checksum }

@@ -138,8 +138,7 @@ private enum TemporaryFileCleanup {
     private static func installHandler(_ number: Int32) {
         var current = sigaction()
         guard sigaction(number, nil, &current) == 0, current.__sigaction_handler.sa_handler == nil else { return }
-        var action = sigaction()
-        action.__sigaction_handler.sa_handler = { received in
+        SignalHandler.install(number) { received in
             let table = TemporaryFileCleanup.slots
             for slot in 0..<16 {
                 if let path = table[slot] { unlink(path) }
@@ -148,13 +147,5 @@ private enum TemporaryFileCleanup {
             signal(received, SIG_DFL)
             raise(received)
         }
-        sigemptyset(&action.sa_mask)
-        sigaction(number, &action, nil)
-        // A parent may hand down a mask blocking the signal (processes spawned from a Dispatch worker
-        // thread inherit one that blocks nearly everything); the handler is useless unless it can run.
-        var unblock = sigset_t()
-        sigemptyset(&unblock)
-        sigaddset(&unblock, number)
-        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
     }
 }

@@ -137,19 +137,12 @@ enum StopRequest {
     /// async-signal-safe.
     static func install() {
         for number in [SIGINT, SIGTERM] {
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = { received in
+            SignalHandler.install(number) { received in
                 if StopRequest.flag.exchange(true, ordering: .relaxed) {
                     signal(received, SIG_DFL)
                     raise(received)
                 }
             }
-            sigemptyset(&action.sa_mask)
-            sigaction(number, &action, nil)
-            var unblock = sigset_t()
-            sigemptyset(&unblock)
-            sigaddset(&unblock, number)
-            pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         }
     }
 }
