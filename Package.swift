@@ -7,12 +7,16 @@ import PackageDescription
 /// `activespeaker` (CLI) → SpeakerIO, SpeakerEval, SpeakerCore; SpeakerEval → SpeakerCore → CFFTW.
 /// SpeakerIO delivers samples and needs nothing from the engine.
 /// Only SpeakerIO imports the I/O C libraries (sndfile, opus, alsa, soxr).
+/// The call layer sits on top: CallServer, CallClient → CallTransport (libwebsockets), CallProtocol
+/// (tokens via OpenSSL's libcrypto), SpeakerIO, SpeakerCore. See docs/call.md.
 let package = Package(
     name: "ActiveSpeaker",
     products: [
         .library(name: "SpeakerCore", targets: ["SpeakerCore"]),
         .library(name: "SpeakerIO", targets: ["SpeakerIO"]),
         .library(name: "SpeakerEval", targets: ["SpeakerEval"]),
+        .library(name: "CallServer", targets: ["CallServer"]),
+        .library(name: "CallClient", targets: ["CallClient"]),
         .executable(name: "activespeaker", targets: ["activespeaker"]),
     ],
     targets: [
@@ -22,6 +26,8 @@ let package = Package(
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // The analysis engine: frames, SIMD kernels, FFT features, VAD, dominant-speaker selection. No I/O.
         .target(name: "SpeakerCore", dependencies: ["CFFTW"]),
@@ -29,8 +35,16 @@ let package = Package(
         .target(name: "SpeakerIO", dependencies: ["CSndFile", "COpus", "CALSA", "CSoxr"]),
         // Labelled references (RTTM), metrics.
         .target(name: "SpeakerEval", dependencies: ["SpeakerCore"]),
+        // The call layer (docs/call.md): tokens and signalling messages; HTTP/WebSocket transport;
+        // the room server; the client SDK.
+        .target(name: "CallProtocol", dependencies: ["CCrypto"]),
+        .target(name: "CallTransport", dependencies: ["CWebSockets"]),
+        .target(name: "CallServer", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO"]),
+        .target(name: "CallClient", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO"]),
         // The command-line tool.
-        .executableTarget(name: "activespeaker", dependencies: ["SpeakerCore", "SpeakerIO", "SpeakerEval"]),
+        .executableTarget(
+            name: "activespeaker",
+            dependencies: ["SpeakerCore", "SpeakerIO", "SpeakerEval", "CallProtocol", "CallServer", "CallClient"]),
         // Throughput benchmarks (release builds only): `swift run -c release Benchmarks --help`.
         .executableTarget(name: "Benchmarks", dependencies: ["SpeakerCore", "SpeakerIO"], path: "Benchmarks"),
 
@@ -41,6 +55,9 @@ let package = Package(
         .testTarget(name: "SpeakerIOTests", dependencies: ["SpeakerIO", "TestSupport", "CAllocationCounter"]),
         .testTarget(name: "SpeakerEvalTests", dependencies: ["SpeakerEval", "SpeakerIO", "TestSupport"]),
         .testTarget(name: "activespeakerTests", dependencies: ["SpeakerEval", "TestSupport"]),
+        .testTarget(name: "CallProtocolTests", dependencies: ["CallProtocol"]),
+        .testTarget(name: "CallTransportTests", dependencies: ["CallTransport"]),
+        .testTarget(name: "CallTests", dependencies: ["CallServer", "CallClient", "CallProtocol", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,6 +10,8 @@ packages=(
   libopus-dev      # Opus packets
   libasound2-dev   # ALSA capture
   libsoxr-dev      # resampling to 16 kHz
+  libwebsockets-dev  # HTTP and WebSocket of the room server and client
+  libssl-dev       # HMAC-SHA256 of the room tokens (libcrypto)
   sox              # test signals
   opus-tools       # opusenc, for Ogg Opus test files
   espeak-ng        # synthetic speech in tests
@@ -18,6 +20,7 @@ packages=(
   gstreamer1.0-plugins-base  # decodebin, audioconvert, audioresample, opusenc
   gstreamer1.0-plugins-good  # level (audio-level-meta), rtpopuspay, udpsink
   ffmpeg           # RTP sender without levels (listen tests)
+  chromium         # headless browser for the dashboard test
 )
 
 missing=()

@@ -1,0 +1,1 @@
+// CallClient: see docs/call.md.

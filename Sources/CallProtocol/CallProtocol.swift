@@ -1,0 +1,1 @@
+// CallProtocol: see docs/call.md.

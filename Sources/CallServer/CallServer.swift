@@ -1,0 +1,1 @@
+// CallServer: see docs/call.md.

@@ -1,0 +1,1 @@
+// CallTransport: see docs/call.md.
