@@ -1,1 +1,0 @@
-// CallProtocol: see docs/call.md.

@@ -1,0 +1,75 @@
+import Testing
+import CallProtocol
+
+@Suite struct SignalMessageTests {
+    static let alice = ParticipantInfo(id: "alice", displayName: "Alice", role: .publisher, micMuted: false, audio: true, video: false, ssrc: 0x1234_5678)
+    static let viewer = ParticipantInfo(id: "v", displayName: "Viewer", role: .subscriber, micMuted: true, audio: false, video: false, ssrc: nil)
+
+    static let clientMessages: [ClientMessage] = [
+        .join(token: "t.o.k", mic: false, webcam: true, rtpPort: 40000), .join(token: "x", mic: true, webcam: false, rtpPort: nil),
+        .leave, .muteMic, .unmuteMic, .enableStream(.video), .disableStream(.audio),
+        .message(.text("hi \"there\"\n"), to: nil), .message(.data([0, 1, 255]), to: "bob"),
+        .muteParticipant("bob"), .removeParticipant("bob"), .ping,
+    ]
+
+    static let serverMessages: [ServerMessage] = [
+        .joined(JoinedRoom(roomID: "r", participantID: "alice", participants: [alice, viewer], speakerID: nil,
+            media: MediaDescription(rtpPort: 40000, ssrc: 0x1234_5678))),
+        .joined(JoinedRoom(roomID: "r", participantID: "v", participants: [alice, viewer], speakerID: "alice", media: nil)),
+        .participantJoined(alice), .participantLeft("alice", reason: .timeout), .streamEnabled("alice", .video),
+        .streamDisabled("alice", .audio), .micMuted("alice", muted: true, by: "mod"), .micMuted("alice", muted: false, by: nil),
+        .speakerChanged("alice", time: 1.25), .speakerChanged(nil, time: 2.5),
+        .audioLevels(time: 3.2, levels: ["alice": -20.5, "bob": -127], speaking: ["alice"]),
+        .message(.text("hello"), from: "alice", to: nil), .message(.data([9, 8]), from: "alice", to: "bob"),
+        .error(CallError(.roomFull, "room full")), .pong,
+    ]
+
+    @Test(arguments: clientMessages)
+    func clientMessagesRoundTrip(message: ClientMessage) throws {
+        #expect(try ClientMessage(json: message.json) == message)
+    }
+
+    @Test(arguments: serverMessages)
+    func serverMessagesRoundTrip(message: ServerMessage) throws {
+        #expect(try ServerMessage(json: message.json) == message)
+    }
+
+    @Test func nobodyIsAnExplicitNull() {
+        #expect(ServerMessage.speakerChanged(nil, time: 1).json == #"{"participantId":null,"t":1,"type":"speaker-changed"}"#)
+        #expect(ServerMessage.speakerChanged("bob", time: 0.5).json == #"{"participantId":"bob","t":0.5,"type":"speaker-changed"}"#)
+        #expect(ServerMessage.joined(JoinedRoom(roomID: "r", participantID: "p", participants: [], speakerID: nil, media: nil)).json
+            .contains(#""speakerId":null"#))
+    }
+
+    @Test func wireNamesAreTheDocumentedOnes() {
+        #expect(ClientMessage.muteMic.json == #"{"type":"mute-mic"}"#)
+        #expect(ClientMessage.join(token: "T", mic: true, webcam: false, rtpPort: 5000).json
+            == #"{"mic":true,"rtpPort":5000,"token":"T","type":"join","webcam":false}"#)
+        #expect(ServerMessage.error(CallError(.invalidToken, "bad")).json == #"{"code":4001,"message":"bad","type":"error"}"#)
+    }
+
+    @Test func joinDefaultsMicOnAndWebcamOff() throws {
+        #expect(try ClientMessage(json: #"{"type":"join","token":"T"}"#) == .join(token: "T", mic: true, webcam: false, rtpPort: nil))
+    }
+
+    @Test(arguments: [
+        "", "null", "[]", "{}", #"{"type":1}"#, #"{"type":"dance"}"#, #"{"type":"join"}"#, #"{"type":"join","token":"T","rtpPort":0}"#,
+        #"{"type":"join","token":"T","rtpPort":70000}"#, #"{"type":"enable-stream","kind":"smell"}"#,
+        #"{"type":"message"}"#, #"{"type":"message","text":"a","data":"AA=="}"#, #"{"type":"message","data":"%%%"}"#,
+        #"{"type":"mute-participant"}"#, "{\"type\":\"ping\"", #"{"type":"join","token":5}"#,
+    ])
+    func malformedClientMessagesAreRefused(text: String) {
+        do {
+            let message = try ClientMessage(json: text)
+            Issue.record("accepted \(message)")
+        } catch {
+            #expect(error.code == .malformedMessage)
+        }
+    }
+
+    @Test func everyErrorCodeHasAnHTTPStatus() {
+        for code in CallErrorCode.allCases { #expect((400...599).contains(code.httpStatus)) }
+        #expect(CallErrorCode.invalidToken.httpStatus == 401)
+        #expect(CallErrorCode.roomNotFound.httpStatus == 404)
+    }
+}
