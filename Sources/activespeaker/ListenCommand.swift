@@ -125,10 +125,10 @@ struct ListenCommand: Command {
     }
 
     func run() throws(CommandError) {
-        var sockets: [UDPReceiver] = []
+        var sockets: [UDPSocket] = []
         for address in addresses {
             do {
-                sockets.append(try UDPReceiver(address: address))
+                sockets.append(try UDPSocket(address: address))
             } catch let error as SpeakerIOError {
                 throw .failure(error.description)
             } catch {
@@ -180,7 +180,7 @@ struct ListenCommand: Command {
                 }
                 let now = DispatchTime.now().uptimeNanoseconds
                 if now >= deadline || StopRequest.isRequested { break }
-                _ = UDPReceiver.wait(sockets, timeout: Double(deadline - now) / 1e9)
+                _ = UDPSocket.wait(sockets, timeout: Double(deadline - now) / 1e9)
             }
             try room.tick()
         }

@@ -2,12 +2,18 @@
 import Glibc
 #endif
 
-/// A bound UDP socket (IPv4 or IPv6) read without blocking, for RTP.
+/// A bound UDP socket (IPv4 or IPv6) that receives and sends without blocking, for RTP.
 ///
 /// Addresses are `HOST:PORT`: `127.0.0.1:5004`, `[::1]:5004`, `localhost:5004`, `0.0.0.0:5004`,
 /// `[::]:5004`; port 0 picks a free port (see `port`). The receive buffer is enlarged to 4 MiB (as far
 /// as the system allows) so that bursts wait in the kernel while events are written. Closed in `deinit`.
-public final class UDPReceiver {
+///
+/// A socket talks to peers of its own family: an IPv4 socket to IPv4 addresses, an IPv6 socket to IPv6
+/// addresses (no IPv4-mapped addresses are produced or expected). One thread receives, one thread
+/// sends (they may differ: `recvfrom` and `sendto` on one descriptor are thread-safe in the kernel).
+public final class UDPSocket: Sendable {
+    // Sendable: every stored property is an immutable value; the descriptor is used only through
+    // system calls, which the kernel serialises.
     /// The address as given.
     public let address: String
     /// The bound port (the system's choice for port 0).
@@ -16,6 +22,8 @@ public final class UDPReceiver {
     public let descriptor: Int32
     /// True for an IPv6 socket.
     public let isIPv6: Bool
+    /// The bound address (`0.0.0.0` or `::` for a wildcard bind), with the bound port.
+    public let localAddress: SocketAddress
 
     /// Binds a socket to `address`.
     /// - Throws: `SpeakerIOError` with subject `.address(address)`: `.invalidAddress` for a malformed
@@ -51,13 +59,13 @@ public final class UDPReceiver {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         isIPv6 = info.pointee.ai_family == AF_INET6
-        if bound == 0 {
-            port = withUnsafePointer(to: &storage) { pointer in
-                pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
-            }
+        let requested = SocketAddress(info.pointee.ai_addr)
+        if bound == 0, let local = SocketAddress(storage: storage) {
+            localAddress = local
         } else {
-            port = Int(portText) ?? 0
+            localAddress = requested ?? SocketAddress(family: isIPv6 ? .ipv6 : .ipv4)
         }
+        port = localAddress.port
         descriptor = fd
     }
 
@@ -77,9 +85,60 @@ public final class UDPReceiver {
         }
     }
 
+    /// Receives one datagram into `buffer` without waiting, and who sent it.
+    ///
+    /// The corresponding C function is `recvfrom`.
+    ///
+    /// - Parameters:
+    ///   - buffer: Receives the datagram (a longer one is cut to `buffer.count`).
+    ///   - address: Set to the sender's address when a datagram is returned; untouched otherwise.
+    /// - Returns: The datagram's length, or nil if none is waiting.
+    /// - Complexity: One system call. Allocates nothing.
+    public func receive(into buffer: UnsafeMutableRawBufferPointer, from address: inout SocketAddress) -> Int? {
+        var storage = sockaddr_storage()
+        while true {
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let count = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    recvfrom(descriptor, buffer.baseAddress, buffer.count, 0, $0, &length)
+                }
+            }
+            if count >= 0 {
+                if let sender = SocketAddress(storage: storage) { address = sender }
+                return count
+            }
+            if errno == EINTR { continue }
+            return nil
+        }
+    }
+
+    /// Sends one datagram to `address` without waiting.
+    ///
+    /// The corresponding C function is `sendto`.
+    ///
+    /// - Parameters:
+    ///   - bytes: The datagram (at most 65507 bytes over IPv4).
+    ///   - address: The receiver; of the socket's family.
+    /// - Returns: True if the kernel took the whole datagram; false if it would have to wait (`EAGAIN`:
+    ///   the send buffer is full), the address is of the other family, the network is unreachable, or
+    ///   the peer's port refused an earlier datagram (`ECONNREFUSED`, reported once). Nothing is counted.
+    /// - Complexity: One system call. Allocates nothing.
+    @discardableResult
+    public func send(_ bytes: UnsafeRawBufferPointer, to address: SocketAddress) -> Bool {
+        guard address.isIPv6 == isIPv6 else { return false }
+        while true {
+            let sent = address.withSockaddr { pointer, length in
+                sendto(descriptor, bytes.baseAddress, bytes.count, 0, pointer, length)
+            }
+            if sent >= 0 { return sent == bytes.count }
+            if errno == EINTR { continue }
+            return false
+        }
+    }
+
     /// Waits until one of `receivers` has a datagram, at most `timeout` seconds.
     /// - Returns: False on timeout.
-    public static func wait(_ receivers: [UDPReceiver], timeout: Double) -> Bool {
+    public static func wait(_ receivers: [UDPSocket], timeout: Double) -> Bool {
         var descriptors = receivers.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
         let milliseconds = Int32(max(0, min(timeout, 60)) * 1000 + 0.999)
         return poll(&descriptors, nfds_t(descriptors.count), milliseconds) > 0
