@@ -1,1 +1,0 @@
-// CallTransport: see docs/call.md.

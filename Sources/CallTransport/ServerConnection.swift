@@ -1,0 +1,61 @@
+import CWebSockets
+
+/// The service thread's record of one connection of a `WebServer` (HTTP or WebSocket).
+///
+/// Owned by `WebServerCore` and touched only on the thread that runs libwebsockets' callbacks.
+final class ServerConnection {
+    /// The response being written, in stages across writeable callbacks.
+    struct PendingResponse {
+        enum Stage { case headers, body, closing }
+        var response: HTTPResponse
+        var sendsBody: Bool
+        var closeAfter: Bool
+        var stage: Stage = .headers
+        var offset = 0
+    }
+
+    let id: Int
+    /// The libwebsockets connection; valid until its `CLOSED`/`CLOSED_HTTP` callback.
+    let wsi: OpaquePointer
+    let peer: PeerAddress
+    /// True once upgraded to a WebSocket.
+    var isWebSocket = false
+
+    // WebSocket state.
+    /// Messages to send, each with `LibWebSockets.pre` bytes of headroom; `outbox[outboxHead...]` pending.
+    var outbox: [[UInt8]] = []
+    var outboxHead = 0
+    /// A close requested through `WebServer.close` or by `stop`: sent once `outbox` is empty.
+    var pendingClose: (code: UInt16, reason: String)?
+    var assembler: MessageAssembler
+
+    // HTTP state, per request.
+    var request: HTTPRequest?
+    /// True while the body of `request` is arriving.
+    var awaitsBody = false
+    var response: PendingResponse?
+
+    init(id: Int, wsi: OpaquePointer, peer: PeerAddress, messageLimit: Int) {
+        self.id = id
+        self.wsi = wsi
+        self.peer = peer
+        self.assembler = MessageAssembler(limit: messageLimit)
+    }
+
+    var hasQueuedMessages: Bool { outboxHead < outbox.count }
+
+    /// Removes and returns the next queued message.
+    func dequeueMessage() -> [UInt8] {
+        let message = outbox[outboxHead]
+        outbox[outboxHead] = []
+        outboxHead += 1
+        if outboxHead == outbox.count {
+            outbox.removeAll(keepingCapacity: true)
+            outboxHead = 0
+        } else if outboxHead >= 64, outboxHead * 2 >= outbox.count {
+            outbox.removeFirst(outboxHead)
+            outboxHead = 0
+        }
+        return message
+    }
+}

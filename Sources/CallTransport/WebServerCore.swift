@@ -1,0 +1,497 @@
+import CWebSockets
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The libwebsockets side of a `WebServer`: the context, its callback and the connections.
+///
+/// `@unchecked Sendable`. Invariants:
+/// - `context`, `port` and the configuration are set in `init` and never change (the context pointer
+///   stays valid until `lws_context_destroy`, which happens only after `inbox.accepting` is false,
+///   so `lws_cancel_service` is only called, under the `inbox` lock, on a live context).
+/// - `inbox` (a `Mutex`) and `forced`/`openConnections` (atomics) are the only state other threads touch.
+/// - Everything else (`connections`, `nextID`, `stopHandled`, `delegate`, `scratch`) is touched only
+///   by the thread that runs libwebsockets' callbacks: the service thread while it runs, or the thread
+///   that creates or destroys the context before the service thread starts or when it never started.
+///   These never overlap.
+/// - The C callback finds this object through the context user pointer (`lws_context_user`), which
+///   is unretained: the `WebServer` and the service thread's closure both keep the core alive for as
+///   long as the context exists. Each connection's per-session data (`per_session_data_size` =
+///   one `Int`) holds its id, the key into `connections`; 0 means none assigned yet.
+final class WebServerCore: @unchecked Sendable {
+    /// Work handed to the service thread.
+    enum Command {
+        case send(Int, [UInt8])
+        case close(Int, UInt16, String)
+    }
+
+    struct Inbox {
+        var commands: [Command] = []
+        /// A `lws_cancel_service` is outstanding: the service thread will drain.
+        var wakePending = false
+        /// False once the context is being destroyed: nothing may touch it any more.
+        var accepting = true
+        var stopRequested = false
+    }
+
+    /// The bound port; set in `init`.
+    private(set) var port = 0
+    let maximumMessageBytes: Int
+    let maximumBodyBytes: Int
+    private let address: String
+    private var context: OpaquePointer?
+    private let protocols: UnsafeMutablePointer<lws_protocols>
+    private let protocolName: UnsafeMutablePointer<CChar>
+    private let interface: UnsafeMutablePointer<CChar>?
+
+    private let inbox = Mutex(Inbox())
+    private let forced = Atomic<Bool>(false)
+    private let openConnections = Atomic<Int>(0)
+
+    // Service-thread state.
+    private var delegate: (any WebServerDelegate)?
+    private var connections: [Int: ServerConnection] = [:]
+    private var nextID = 1
+    private var stopHandled = false
+    private var scratch: [UInt8] = []
+
+    /// Bytes of an HTTP body written per writeable callback.
+    private static let bodyChunk = 16384
+
+    init(host: String, port: Int, maximumMessageBytes: Int, maximumBodyBytes: Int,
+         delegate: any WebServerDelegate) throws(TransportError) {
+        let display = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        address = display
+        guard (0...65535).contains(port) else { throw TransportError(display, .parse, "port must be 0…65535") }
+        let (iface, ipv6) = try Self.listenInterface(host, display: display)
+        self.maximumMessageBytes = maximumMessageBytes
+        self.maximumBodyBytes = maximumBodyBytes
+        self.delegate = delegate
+        LibWebSockets.configureLogging()
+
+        protocolName = strdup("activespeaker")
+        interface = iface.map { strdup($0) }
+        protocols = .allocate(capacity: 2)
+        protocols.initialize(repeating: lws_protocols(), count: 2)
+        protocols[0].name = UnsafePointer(protocolName)
+        protocols[0].per_session_data_size = MemoryLayout<Int>.size
+        protocols[0].callback = { wsi, reason, user, input, length in
+            guard let wsi, let context = lws_get_context(wsi), let core = lws_context_user(context) else {
+                return lws_callback_http_dummy(wsi, reason, user, input, length)
+            }
+            return Unmanaged<WebServerCore>.fromOpaque(core).takeUnretainedValue()
+                .callback(wsi, reason, user, input, length)
+        }
+
+        var info = lws_context_creation_info()
+        info.port = Int32(port)
+        info.iface = UnsafePointer(interface)
+        info.protocols = UnsafePointer(protocols)
+        info.options = ipv6 ? 0 : UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
+        info.gid = -1
+        info.uid = -1
+        info.max_http_header_pool = 256
+        info.timeout_secs = 10
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        LibWebSockets.clearLastError()
+        guard let context = lws_create_context(&info) else {
+            let message = LibWebSockets.lastError(orElse: "lws_create_context failed")
+            Self.free(protocols: protocols, name: protocolName, interface: interface)
+            throw TransportError(display, .listen, message)
+        }
+        guard let vhost = lws_get_vhost_by_name(context, "default"),
+              case let bound = Int(lws_get_vhost_listen_port(vhost)), bound > 0 else {
+            lws_context_destroy(context)
+            Self.free(protocols: protocols, name: protocolName, interface: interface)
+            throw TransportError(display, .listen, "libwebsockets: no listening socket")
+        }
+        self.context = context
+        self.port = bound
+    }
+
+    deinit {
+        Self.free(protocols: protocols, name: protocolName, interface: interface)
+    }
+
+    private static func free(protocols: UnsafeMutablePointer<lws_protocols>, name: UnsafeMutablePointer<CChar>,
+                             interface: UnsafeMutablePointer<CChar>?) {
+        protocols.deinitialize(count: 2)
+        protocols.deallocate()
+        Glibc.free(name)
+        Glibc.free(interface)
+    }
+
+    /// The `iface` for libwebsockets (nil: all interfaces) and whether the socket is IPv6.
+    private static func listenInterface(_ host: String, display: String) throws(TransportError) -> (String?, Bool) {
+        var name = host
+        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        switch name {
+        case "localhost": return ("127.0.0.1", false)
+        case "0.0.0.0": return (nil, false)
+        case "::": return (nil, true)
+        default: break
+        }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, name, &v4) == 1 { return (name, false) }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, name, &v6) == 1 { return (name, true) }
+        throw TransportError(display, .parse, "host must be a numeric IPv4/IPv6 address or localhost")
+    }
+
+    /// A text message as bytes with `LWS_PRE` bytes of headroom.
+    static func framed(_ text: String) -> [UInt8] {
+        var text = text
+        return text.withUTF8 { utf8 in
+            [UInt8](unsafeUninitializedCapacity: LibWebSockets.pre + utf8.count) { buffer, count in
+                buffer.baseAddress!.initialize(repeating: 0, count: LibWebSockets.pre)
+                if let source = utf8.baseAddress {
+                    (buffer.baseAddress! + LibWebSockets.pre).initialize(from: source, count: utf8.count)
+                }
+                count = LibWebSockets.pre + utf8.count
+            }
+        }
+    }
+
+    // MARK: Other threads
+
+    /// Queues a command and wakes the service thread (once per batch).
+    func enqueue(_ command: Command) {
+        inbox.withLock { inbox in
+            guard inbox.accepting else { return }
+            inbox.commands.append(command)
+            wake(&inbox)
+        }
+    }
+
+    /// Asks the service thread to close every connection and end.
+    func requestStop() {
+        inbox.withLock { inbox in
+            guard !inbox.stopRequested else { return }
+            inbox.stopRequested = true
+            wake(&inbox)
+        }
+    }
+
+    /// Ends the service loop now, without waiting for WebSocket close handshakes.
+    func forceStop() {
+        forced.store(true, ordering: .releasing)
+        inbox.withLock { inbox in
+            if inbox.accepting, let context { lws_cancel_service(context) }
+        }
+    }
+
+    /// Called with the `inbox` lock held.
+    private func wake(_ inbox: inout Inbox) {
+        guard !inbox.wakePending, inbox.accepting, let context else { return }
+        inbox.wakePending = true
+        lws_cancel_service(context)
+    }
+
+    func connectionCountSnapshot() -> Int { openConnections.load(ordering: .relaxed) }
+
+    /// Destroys the context of a server that was never started, on the caller's thread.
+    func destroyUnstarted() {
+        inbox.withLock { $0.accepting = false }
+        if let context { lws_context_destroy(context) }
+        delegate = nil
+    }
+
+    // MARK: The service thread
+
+    /// The body of the service thread: services until stopped, then destroys the context.
+    func serve() {
+        guard let context else { return }
+        while !forced.load(ordering: .acquiring) {
+            if stopHandled && !connections.values.contains(where: \.isWebSocket) { break }
+            if lws_service(context, 0) < 0 { break }
+        }
+        inbox.withLock { $0.accepting = false }
+        lws_context_destroy(context)
+        connections.removeAll()
+        delegate = nil
+    }
+
+    /// The protocol callback; every libwebsockets event of this server arrives here.
+    private func callback(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                          _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        switch reason {
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            drainInbox()
+            return 0
+        case LWS_CALLBACK_HTTP:
+            return httpRequest(wsi, user, input)
+        case LWS_CALLBACK_HTTP_BODY:
+            return httpBody(wsi, user, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length))
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            guard let connection = connection(user), connection.awaitsBody else { return 0 }
+            connection.awaitsBody = false
+            dispatch(connection)
+            return 0
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            guard let connection = connection(user) else { return 0 }
+            return writeResponse(connection)
+        case LWS_CALLBACK_CLOSED_HTTP:
+            if let id = user?.load(as: Int.self), let connection = connections[id], !connection.isWebSocket {
+                remove(id)
+            }
+            return 0
+        case LWS_CALLBACK_ESTABLISHED:
+            webSocketOpened(wsi, user)
+            return 0
+        case LWS_CALLBACK_RECEIVE:
+            guard let connection = connection(user) else { return 0 }
+            return webSocketReceived(connection, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length))
+        case LWS_CALLBACK_SERVER_WRITEABLE:
+            guard let connection = connection(user) else { return 0 }
+            return writeMessage(connection)
+        case LWS_CALLBACK_CLOSED:
+            if let id = user?.load(as: Int.self), let connection = connections[id], connection.isWebSocket {
+                remove(id)
+                delegate?.webSocketClosed(ConnectionID(rawValue: id))
+            }
+            return 0
+        default:
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
+        }
+    }
+
+    private func connection(_ user: UnsafeMutableRawPointer?) -> ServerConnection? {
+        guard let id = user?.load(as: Int.self), id != 0 else { return nil }
+        return connections[id]
+    }
+
+    /// The connection of `wsi`, created (and its id stored in the per-session data) if new.
+    private func connection(for wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> ServerConnection? {
+        guard let user else { return nil }
+        if let existing = connection(user) { return existing }
+        let id = nextID
+        nextID += 1
+        user.storeBytes(of: id, as: Int.self)
+        let connection = ServerConnection(id: id, wsi: wsi, peer: LibWebSockets.peerAddress(of: wsi),
+                                          messageLimit: maximumMessageBytes)
+        connections[id] = connection
+        openConnections.add(1, ordering: .relaxed)
+        return connection
+    }
+
+    private func remove(_ id: Int) {
+        if connections.removeValue(forKey: id) != nil { openConnections.subtract(1, ordering: .relaxed) }
+    }
+
+    /// Moves queued commands to their connections and asks for writeable callbacks.
+    private func drainInbox() {
+        let (commands, stop) = inbox.withLock { inbox in
+            inbox.wakePending = false
+            defer { inbox.commands.removeAll() }
+            return (inbox.commands, inbox.stopRequested)
+        }
+        var touched: [ServerConnection] = []
+        for command in commands {
+            switch command {
+            case .send(let id, let message):
+                guard let connection = connections[id], connection.isWebSocket, connection.pendingClose == nil else { continue }
+                connection.outbox.append(message)
+                touched.append(connection)
+            case .close(let id, let code, let reason):
+                guard let connection = connections[id], connection.isWebSocket, connection.pendingClose == nil else { continue }
+                connection.pendingClose = (code, reason)
+                touched.append(connection)
+            }
+        }
+        if stop && !stopHandled {
+            stopHandled = true
+            for connection in connections.values where connection.isWebSocket && connection.pendingClose == nil {
+                connection.pendingClose = (1001, "server stopping")
+                touched.append(connection)
+            }
+        }
+        for connection in touched { lws_callback_on_writable(connection.wsi) }
+    }
+
+    // MARK: HTTP
+
+    private func httpRequest(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?) -> Int32 {
+        guard let connection = connection(for: wsi, user) else { return -1 }
+        guard let (method, uriPath) = LibWebSockets.methodAndPath(wsi) else {
+            respond(connection, .text(status: 400, "unsupported method\n"), closeAfter: true)
+            return 0
+        }
+        let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? uriPath
+        let headers = LibWebSockets.headers(wsi)
+        connection.request = HTTPRequest(method: method, path: path, query: LibWebSockets.queryArguments(wsi),
+                                         headers: headers)
+        connection.response = nil
+        let declared = headers["content-length"].flatMap { Int($0.trimmingCharacters()) } ?? 0
+        if declared > maximumBodyBytes {
+            respond(connection, tooLarge, closeAfter: true)
+        } else if declared > 0 {
+            connection.awaitsBody = true
+        } else {
+            dispatch(connection)
+        }
+        return 0
+    }
+
+    private var tooLarge: HTTPResponse {
+        .text(status: 413, "request body over \(maximumBodyBytes) bytes\n")
+    }
+
+    private func httpBody(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ part: UnsafeRawBufferPointer) -> Int32 {
+        guard let connection = connection(user), connection.awaitsBody, connection.request != nil else { return 0 }
+        if connection.request!.body.count + part.count > maximumBodyBytes {
+            connection.awaitsBody = false
+            respond(connection, tooLarge, closeAfter: true)
+            return 0
+        }
+        connection.request!.body.append(contentsOf: part)
+        return 0
+    }
+
+    /// Passes the complete request to the delegate and schedules the answer.
+    private func dispatch(_ connection: ServerConnection) {
+        guard let request = connection.request else { return }
+        let response = delegate?.handle(request, from: connection.peer) ?? .text(status: 503, "stopping\n")
+        respond(connection, response, closeAfter: false)
+    }
+
+    private func respond(_ connection: ServerConnection, _ response: HTTPResponse, closeAfter: Bool) {
+        let method = connection.request?.method ?? ""
+        connection.response = .init(response: response, sendsBody: method != "HEAD" && !response.body.isEmpty,
+                                    closeAfter: closeAfter)
+        lws_callback_on_writable(connection.wsi)
+    }
+
+    /// Writes the next part of the pending response: the header block, then body chunks.
+    private func writeResponse(_ connection: ServerConnection) -> Int32 {
+        guard var pending = connection.response else { return 0 }
+        let wsi = connection.wsi
+        switch pending.stage {
+        case .closing:
+            return -1
+        case .headers:
+            guard writeHeaders(pending, wsi) else { return -1 }
+            pending.stage = .body
+            if pending.sendsBody {
+                connection.response = pending
+                lws_callback_on_writable(wsi)
+                return 0
+            }
+        case .body:
+            let body = pending.response.body
+            let count = min(Self.bodyChunk, body.count - pending.offset)
+            let last = pending.offset + count == body.count
+            let total = LibWebSockets.pre + count
+            if scratch.count < total { scratch = [UInt8](repeating: 0, count: total) }
+            let written = scratch.withUnsafeMutableBufferPointer { buffer in
+                body.withUnsafeBufferPointer { source in
+                    (buffer.baseAddress! + LibWebSockets.pre).update(from: source.baseAddress! + pending.offset, count: count)
+                }
+                return lws_write(wsi, buffer.baseAddress! + LibWebSockets.pre, count,
+                                 last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP)
+            }
+            guard written >= count else { return -1 }
+            pending.offset += count
+            if !last {
+                connection.response = pending
+                lws_callback_on_writable(wsi)
+                return 0
+            }
+        }
+        // The response is complete.
+        connection.request = nil
+        if pending.closeAfter {
+            // Close on the next writeable callback: lws calls it only after any partially sent
+            // data has drained, so the peer receives the whole response first.
+            pending.stage = .closing
+            connection.response = pending
+            lws_callback_on_writable(wsi)
+            return 0
+        }
+        connection.response = nil
+        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+    }
+
+    private func writeHeaders(_ pending: ServerConnection.PendingResponse, _ wsi: OpaquePointer) -> Bool {
+        let response = pending.response
+        let extra = response.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 8 }
+        var buffer = [UInt8](repeating: 0, count: LibWebSockets.pre + 1024 + response.contentType.utf8.count + extra)
+        return buffer.withUnsafeMutableBufferPointer { raw -> Bool in
+            let start = raw.baseAddress! + LibWebSockets.pre
+            let end = raw.baseAddress! + raw.count - 1
+            var p: UnsafeMutablePointer<UInt8>? = start
+            guard lws_add_http_header_status(wsi, UInt32(clamping: response.status), &p, end) == 0 else { return false }
+            if !response.contentType.isEmpty {
+                let value = Array(response.contentType.utf8)
+                guard lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, value, Int32(value.count), &p, end) == 0
+                else { return false }
+            }
+            if response.status != 204 && response.status != 304 {
+                guard lws_add_http_header_content_length(wsi, UInt64(response.body.count), &p, end) == 0 else { return false }
+            }
+            var extras = response.headers
+            if pending.closeAfter { extras.append(("connection", "close")) }
+            for (name, value) in extras {
+                let bytes = Array(value.utf8)
+                guard lws_add_http_header_by_name(wsi, name.lowercased() + ":", bytes, Int32(bytes.count), &p, end) == 0
+                else { return false }
+            }
+            return lws_finalize_write_http_header(wsi, start, &p, end) == 0
+        }
+    }
+
+    // MARK: WebSocket
+
+    private func webSocketOpened(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) {
+        guard let connection = connection(for: wsi, user) else { return }
+        connection.isWebSocket = true
+        connection.request = nil
+        connection.response = nil
+        var path = LibWebSockets.header(wsi, WSI_TOKEN_GET_URI) ?? "/"
+        if let question = path.firstIndex(of: "?") { path = String(path[..<question]) }
+        let query = LibWebSockets.queryArguments(wsi)
+        delegate?.webSocketOpened(ConnectionID(rawValue: connection.id), path: path, query: query, peer: connection.peer)
+        if stopHandled && connection.pendingClose == nil {
+            connection.pendingClose = (1001, "server stopping")
+            lws_callback_on_writable(wsi)
+        }
+    }
+
+    private func webSocketReceived(_ connection: ServerConnection, _ part: UnsafeRawBufferPointer) -> Int32 {
+        let wsi = connection.wsi
+        do {
+            if let text = try connection.assembler.append(part, isBinary: lws_frame_is_binary(wsi) != 0,
+                                                         isFinal: lws_is_final_fragment(wsi) != 0) {
+                delegate?.webSocketReceived(ConnectionID(rawValue: connection.id), text: text)
+            }
+            return 0
+        } catch {
+            LibWebSockets.setCloseReason(wsi, code: error.closeCode, reason: error.reason)
+            return -1
+        }
+    }
+
+    /// Sends one queued message, or the requested close once nothing is queued.
+    private func writeMessage(_ connection: ServerConnection) -> Int32 {
+        let wsi = connection.wsi
+        if connection.hasQueuedMessages {
+            var message = connection.dequeueMessage()
+            let count = message.count - LibWebSockets.pre
+            let written = message.withUnsafeMutableBufferPointer {
+                lws_write(wsi, $0.baseAddress! + LibWebSockets.pre, count, LWS_WRITE_TEXT)
+            }
+            guard written >= count else { return -1 }
+            if connection.hasQueuedMessages || connection.pendingClose != nil { lws_callback_on_writable(wsi) }
+            return 0
+        }
+        if let close = connection.pendingClose {
+            LibWebSockets.setCloseReason(wsi, code: close.code, reason: close.reason)
+            return -1
+        }
+        return 0
+    }
+}
+
+extension String {
+    func trimmingCharacters() -> String { self[...].trimmingSpaces() }
+}

@@ -1,0 +1,138 @@
+/// Publishes 20 ms frames of 48 kHz mono audio as Opus over RTP (RFC 7587), with the RFC 6464 audio
+/// level in an RFC 8285 one-byte header extension, from one UDP socket.
+///
+/// Per frame `send` encodes (libopus, `OPUS_APPLICATION_VOIP`, 32 kbit/s by default), measures the
+/// frame's level, writes the RTP header in front of the Opus packet in one preallocated buffer, and
+/// sends it without blocking. The sequence number advances by 1 per packet and the timestamp by 960
+/// (20 ms at the 48 kHz RTP clock) per frame. The marker bit is set on the first packet of each talk
+/// spurt: the first packet, and the first after `resume()` or `skip(frames:)`.
+///
+/// A muted publisher calls `skip(frames:)` for each frame it does not send, so its timestamp clock
+/// keeps running: the next packet continues with a timestamp gap and consecutive sequence numbers,
+/// as a WebRTC client does after a mute.
+///
+/// The socket is the publisher's RTP port: give its `port` in `join`, and receive the packets the
+/// server forwards from it (`receive(into:from:)` or `socket`). Not thread-safe: one thread sends;
+/// the socket may be read from another.
+public final class RTPAudioSender {
+    /// The socket packets go out of (and forwarded packets come in to).
+    public let socket: UDPSocket
+    /// The socket's bound port.
+    public var port: Int { socket.port }
+    /// The synchronisation source (assigned by the room server).
+    public let ssrc: UInt32
+    /// The RTP payload type, 0…127 (111 by default).
+    public let payloadType: UInt8
+    /// The one-byte extension id of the audio level, 1…14 (1 by default).
+    public let audioLevelID: Int
+    /// The sequence number of the next packet.
+    public private(set) var sequenceNumber: UInt16
+    /// The RTP timestamp of the next frame.
+    public private(set) var timestamp: UInt32
+    /// Packets the socket took.
+    public private(set) var packetsSent = 0
+    /// Packets the socket refused (send buffer full, unreachable network, other address family).
+    public private(set) var packetsNotSent = 0
+    /// The level sent with the last packet.
+    public private(set) var lastAudioLevel: AudioLevel?
+    /// The Opus bit rate in bits per second.
+    public var bitrate: Int { encoder.bitrate }
+
+    /// Samples per frame: 960 (20 ms at 48 kHz).
+    public static let frameSize = 960
+
+    private let encoder: OpusPacketEncoder
+    private let packet: UnsafeMutableRawBufferPointer
+    private var markNext = true
+
+    /// Creates a sender on a bound socket.
+    ///
+    /// - Parameters:
+    ///   - socket: A bound socket (e.g. `UDPSocket(address: "0.0.0.0:0")`), made before `join` so its port
+    ///     can be announced.
+    ///   - ssrc: The synchronisation source.
+    ///   - payloadType: 0…127; 111 by default.
+    ///   - audioLevelID: 1…14; 1 by default.
+    ///   - bitrate: Opus bits per second; 32000 by default (24000…32000 suits speech).
+    ///   - firstSequenceNumber: The first packet's sequence number; random by default (RFC 3550).
+    ///   - firstTimestamp: The first frame's timestamp; random by default.
+    /// - Throws: `SpeakerIOError` (`.codecFailed`) if libopus refuses the bit rate.
+    public init(
+        socket: UDPSocket, ssrc: UInt32, payloadType: UInt8 = 111, audioLevelID: Int = 1, bitrate: Int = 32000,
+        firstSequenceNumber: UInt16 = .random(in: .min ... .max), firstTimestamp: UInt32 = .random(in: .min ... .max)
+    ) throws {
+        precondition(payloadType < 128, "the payload type is 7 bits")
+        precondition((1...14).contains(audioLevelID), "a one-byte extension id is 1…14")
+        self.socket = socket
+        self.ssrc = ssrc
+        self.payloadType = payloadType
+        self.audioLevelID = audioLevelID
+        sequenceNumber = firstSequenceNumber
+        timestamp = firstTimestamp
+        encoder = try OpusPacketEncoder(sampleRate: 48000, bitrate: bitrate)
+        packet = .allocate(
+            byteCount: RTPPacket.headerLength(withAudioLevel: true) + OpusPacketEncoder.maximumPacketBytes, alignment: 16)
+        packet.initializeMemory(as: UInt8.self, repeating: 0)
+    }
+
+    /// Binds a socket to `localAddress` (`HOST:PORT`, port 0 for any) and creates a sender on it.
+    /// - Throws: `SpeakerIOError` for the address (see `UDPSocket`) or the encoder.
+    public convenience init(
+        localAddress: String, ssrc: UInt32, payloadType: UInt8 = 111, audioLevelID: Int = 1, bitrate: Int = 32000
+    ) throws {
+        try self.init(
+            socket: UDPSocket(address: localAddress), ssrc: ssrc, payloadType: payloadType, audioLevelID: audioLevelID,
+            bitrate: bitrate)
+    }
+
+    deinit {
+        packet.deallocate()
+    }
+
+    /// Encodes, packetises and sends one frame.
+    ///
+    /// - Parameters:
+    ///   - frame: 960 samples (20 ms at 48 kHz), nominally in [-1, 1] (a caller bug otherwise).
+    ///   - address: The receiver (the room server's `media.rtpPort`).
+    ///   - voice: The RFC 6464 V flag (the sender's own voice-activity decision); false by default.
+    /// - Returns: True if the socket took the packet. The sequence number and timestamp advance either way
+    ///   (a refused packet is a lost packet to the receiver).
+    /// - Throws: `SpeakerIOError` (`.codecFailed`) if libopus fails.
+    /// - Complexity: One Opus encode and one system call. Allocates nothing.
+    @discardableResult
+    public func send(frame: UnsafeBufferPointer<Float>, to address: SocketAddress, voice: Bool = false) throws -> Bool {
+        precondition(frame.count == Self.frameSize, "a frame is \(Self.frameSize) samples (20 ms at 48 kHz)")
+        let level = AudioLevel(meanSquare: AudioLevel.meanSquare(frame), voice: voice)
+        let header = RTPPacket.writeHeader(
+            marker: markNext, payloadType: payloadType, sequenceNumber: sequenceNumber, timestamp: timestamp,
+            ssrc: ssrc, audioLevel: level, audioLevelID: audioLevelID, into: packet)
+        let payload = try encoder.encode(frame, into: UnsafeMutableRawBufferPointer(rebasing: packet[header...]))
+        let sent = socket.send(UnsafeRawBufferPointer(rebasing: packet[..<(header + payload)]), to: address)
+        if sent { packetsSent += 1 } else { packetsNotSent += 1 }
+        lastAudioLevel = level
+        markNext = false
+        sequenceNumber &+= 1
+        timestamp &+= UInt32(Self.frameSize)
+        return sent
+    }
+
+    /// Advances the timestamp clock over `frames` frames that are not sent (muted); the next packet
+    /// starts a talk spurt (marker set).
+    /// - Parameter frames: ≥ 0.
+    public func skip(frames: Int = 1) {
+        precondition(frames >= 0, "frames ≥ 0")
+        timestamp &+= UInt32(truncatingIfNeeded: frames &* Self.frameSize)
+        if frames > 0 { markNext = true }
+    }
+
+    /// Marks the next packet as the start of a talk spurt (after unmuting, or a pause the caller
+    /// accounted for with `skip`).
+    public func resume() {
+        markNext = true
+    }
+
+    /// Receives one datagram (a packet the server forwarded) without waiting; see `UDPSocket`.
+    public func receive(into buffer: UnsafeMutableRawBufferPointer, from address: inout SocketAddress) -> Int? {
+        socket.receive(into: buffer, from: &address)
+    }
+}
