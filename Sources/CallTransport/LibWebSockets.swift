@@ -148,3 +148,17 @@ extension LibWebSockets {
         }
     }
 }
+
+extension LibWebSockets {
+    /// The numeric address and port of the socket's own end.
+    static func localAddress(of wsi: OpaquePointer) -> PeerAddress {
+        let fd = lws_get_socket_fd(wsi)
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let ok = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard ok == 0 else { return PeerAddress(host: "", port: 0) }
+        return numericAddress(storage, length: length)
+    }
+}
