@@ -7,7 +7,10 @@ enum ActiveSpeakerCLI {
     static let version = "0.1.0"
 
     /// Every subcommand, in the order the help lists them. Add new commands here.
-    static let commands: [any Command.Type] = [DetectCommand.self, EvalCommand.self, LiveCommand.self, ListenCommand.self]
+    static let commands: [any Command.Type] = [
+        DetectCommand.self, EvalCommand.self, LiveCommand.self, ListenCommand.self, ServeCommand.self, TokenCommand.self,
+        JoinCommand.self,
+    ]
 
     static func main() {
         let status = run(Array(CommandLine.arguments.dropFirst()))

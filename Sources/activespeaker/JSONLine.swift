@@ -37,6 +37,17 @@ struct JSONLine {
     }
 
     /// Adds a nested object.
+    /// Adds an array of strings.
+    mutating func add(_ key: String, _ values: [String]) {
+        member(key)
+        text += "["
+        for (index, value) in values.enumerated() {
+            if index > 0 { text += "," }
+            Self.appendString(value, to: &text)
+        }
+        text += "]"
+    }
+
     mutating func add(_ key: String, _ object: JSONLine) {
         member(key)
         text += object.rendered

@@ -172,3 +172,19 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension SocketAddress {
+    /// The same host with another port; `withPort(0)` compares hosts alone.
+    public func withPort(_ port: Int) -> SocketAddress {
+        precondition((0...65535).contains(port), "port out of range")
+        return SocketAddress(copying: self, port: UInt16(port))
+    }
+
+    private init(copying other: SocketAddress, port: UInt16) {
+        family = other.family
+        high = other.high
+        low = other.low
+        portNumber = port
+        scopeID = other.scopeID
+    }
+}

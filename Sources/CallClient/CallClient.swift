@@ -1,1 +1,0 @@
-// CallClient: see docs/call.md.

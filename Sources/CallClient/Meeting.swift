@@ -1,0 +1,574 @@
+import CallProtocol
+import CallTransport
+import Foundation
+import SpeakerIO
+import Synchronization
+
+/// How to join a meeting.
+public struct MeetingConfiguration: Sendable {
+    /// The room server, `ws://HOST:PORT` (IPv6 as `ws://[::1]:PORT`).
+    public var server: String
+    public var roomId: String
+    /// A token of the room (see `activespeaker token`).
+    public var token: String
+    /// Whether the microphone is on when joining.
+    public var micEnabled = true
+    /// Whether the (signalled) video is on when joining.
+    public var webcamEnabled = false
+    public var microphone: MicrophoneChoice = .device(nil)
+    /// Seconds to wait for the server's answer.
+    public var joinTimeout: Double = 10
+    /// Seconds between keep-alive pings (the server drops silent clients).
+    public var pingInterval: Double = 5
+
+    public init(server: String, roomId: String, token: String) {
+        self.server = server
+        self.roomId = roomId
+        self.token = token
+    }
+}
+
+/// A meeting: join a room, follow its participants and its dominant speaker, publish a microphone.
+///
+/// Events arrive both on `events` (an `AsyncStream`, for one consumer) and on the registered
+/// `MeetingEventListener`s, in the same order, on one serial queue. All methods are thread-safe.
+public final class Meeting: @unchecked Sendable {
+    // @unchecked Sendable: mutable state lives in `state` (a Mutex); `socket`, `client`, `publisher`
+    // are replaced only under that lock; the event queue serialises listener calls.
+
+    public let configuration: MeetingConfiguration
+    /// Every event, in order; finished after `meetingLeft`.
+    public let events: AsyncStream<MeetingEvent>
+    private let continuation: AsyncStream<MeetingEvent>.Continuation
+    private let eventQueue = DispatchQueue(label: "activespeaker.meeting.events")
+
+    private struct State {
+        var phase: Phase = .idle
+        var localID: String?
+        var participants: [String: Participant] = [:]
+        var order: [String] = []
+        var speaker: String?
+        var media: MediaDescription?
+        var micMuted = true
+        var webcam = false
+        var microphone: MicrophoneChoice
+        var selectedOutput = AudioDeviceInfo.speaker
+        var listeners: [any MeetingEventListener] = []
+        var deviceListener: (@Sendable (AudioDeviceInfo?, [AudioDeviceInfo]) -> Void)?
+        var lastMicrophones: [AudioDeviceInfo] = []
+        var joinWaiter: CheckedContinuation<Result<Void, MeetingError>, Never>?
+        var client: WebSocketClient?
+        var socket: UDPSocket?
+        var sender: RTPAudioSender?
+        var publisher: MicrophonePublisher?
+        var receivedPackets: [UInt32: Int] = [:]
+    }
+
+    private enum Phase { case idle, joining, joined, left }
+
+    private let state: Mutex<State>
+    private let deviceQueue = DispatchQueue(label: "activespeaker.meeting.devices")
+    private let receiverStop = Atomic<Bool>(false)
+
+    public init(configuration: MeetingConfiguration) {
+        self.configuration = configuration
+        (events, continuation) = AsyncStream.makeStream(of: MeetingEvent.self, bufferingPolicy: .unbounded)
+        state = Mutex(State(microphone: configuration.microphone))
+    }
+
+    deinit {
+        leave()
+    }
+
+    // MARK: Participants
+
+    /// This client's participant, once joined.
+    public var localParticipant: Participant? {
+        state.withLock { s in s.localID.flatMap { s.participants[$0] } }
+    }
+
+    /// Everyone in the room, in joining order, the local participant included.
+    public var participants: [Participant] {
+        state.withLock { s in s.order.compactMap { s.participants[$0] } }
+    }
+
+    /// The dominant speaker now; nil when nobody speaks.
+    public var speakerId: String? { state.withLock { $0.speaker } }
+
+    /// Forwarded RTP packets received so far, per SSRC.
+    public var receivedPackets: [UInt32: Int] { state.withLock { $0.receivedPackets } }
+
+    public func addEventListener(_ listener: any MeetingEventListener) {
+        state.withLock { $0.listeners.append(listener) }
+    }
+
+    public func removeEventListener(_ listener: any MeetingEventListener) {
+        state.withLock { $0.listeners.removeAll { $0 === listener } }
+    }
+
+    // MARK: Joining and leaving
+
+    /// Connects, joins the room and starts the microphone (if on).
+    /// - Throws: `MeetingError`: see `joinFailure` for invalid token, expired, room not found, room full
+    ///   and network.
+    public func join() async throws(MeetingError) {
+        let ready: Bool = state.withLock { s in
+            guard s.phase == .idle else { return false }
+            s.phase = .joining
+            return true
+        }
+        guard ready else { throw MeetingError(code: MeetingError.invalidArgument, "join() was already called") }
+        let result = await withCheckedContinuation { (waiter: CheckedContinuation<Result<Void, MeetingError>, Never>) in
+            state.withLock { $0.joinWaiter = waiter }
+            DispatchQueue.global().async { [self] in
+                if let error = connectAndSendJoin() { finishJoin(.failure(error)) }
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + configuration.joinTimeout) { [self] in
+                finishJoin(.failure(MeetingError(code: MeetingError.network, "no answer from \(configuration.server) in \(configuration.joinTimeout) s")))
+            }
+        }
+        if case .failure(let error) = result {
+            shutDown()
+            state.withLock { $0.phase = .left }
+            continuation.finish()
+            throw error
+        }
+    }
+
+    /// Leaves the room and stops the microphone. Idempotent.
+    public func leave() {
+        let client: WebSocketClient? = state.withLock { s in
+            guard s.phase == .joined || s.phase == .joining else { return nil }
+            s.phase = .left
+            return s.client
+        }
+        guard let client else { return }
+        client.send(ClientMessage.leave.json)
+        shutDown()
+        emit(.meetingLeft(reason: nil))
+        continuation.finish()
+    }
+
+    private func connectAndSendJoin() -> MeetingError? {
+        let url = configuration.server.hasSuffix("/") ? String(configuration.server.dropLast()) : configuration.server
+        let client: WebSocketClient
+        do {
+            client = try WebSocketClient(url: url + "/v1/signal?room=" + configuration.roomId)
+            client.setHandler(
+                message: { [weak self] text in self?.received(text) },
+                closed: { [weak self] code, reason in self?.connectionClosed(code: code, reason: reason) })
+            try client.connect(timeout: configuration.joinTimeout)
+        } catch {
+            return MeetingError(code: MeetingError.network, "cannot connect to \(configuration.server): \(error)")
+        }
+        // The socket exists before joining so its port can be announced; media goes to the server's host.
+        let socket: UDPSocket?
+        do {
+            socket = try UDPSocket(address: Self.isIPv6(url) ? "[::]:0" : "0.0.0.0:0")
+        } catch {
+            client.close()
+            return MeetingError(code: MeetingError.network, "cannot open a UDP socket: \(error)")
+        }
+        let wantsMic = configuration.micEnabled
+        state.withLock { s in
+            s.client = client
+            s.socket = socket
+            s.webcam = configuration.webcamEnabled
+        }
+        client.send(ClientMessage.join(token: configuration.token, mic: wantsMic, webcam: configuration.webcamEnabled, rtpPort: socket?.port).json)
+        return nil
+    }
+
+    private func finishJoin(_ result: Result<Void, MeetingError>) {
+        let waiter = state.withLock { s in
+            let waiter = s.joinWaiter
+            s.joinWaiter = nil
+            return waiter
+        }
+        waiter?.resume(returning: result)
+    }
+
+    private func shutDown() {
+        let (client, publisher) = state.withLock { s in
+            let taken = (s.client, s.publisher)
+            s.client = nil
+            s.publisher = nil
+            return taken
+        }
+        receiverStop.store(true, ordering: .relaxed)
+        publisher?.stop()
+        client?.close()
+    }
+
+    // MARK: Microphone and webcam
+
+    public func muteMic() {
+        let client: WebSocketClient? = state.withLock { s in
+            guard s.phase == .joined, !s.micMuted else { return nil }
+            s.micMuted = true
+            s.publisher?.muted = true
+            return s.client
+        }
+        client?.send(ClientMessage.muteMic.json)
+    }
+
+    public func unmuteMic() {
+        let (client, needsStart): (WebSocketClient?, Bool) = state.withLock { s in
+            guard s.phase == .joined, s.micMuted, s.localID.flatMap({ s.participants[$0] })?.role.canPublish == true else { return (nil, false) }
+            s.micMuted = false
+            s.publisher?.muted = false
+            return (s.client, s.publisher == nil)
+        }
+        guard let client else { return }
+        if needsStart, let error = startPublishing(muted: false) { emit(.error(error)) }
+        client.send(ClientMessage.unmuteMic.json)
+    }
+
+    public func enableWebcam() { setWebcam(true) }
+    public func disableWebcam() { setWebcam(false) }
+
+    private func setWebcam(_ on: Bool) {
+        let client: WebSocketClient? = state.withLock { s in
+            guard s.phase == .joined, s.webcam != on else { return nil }
+            s.webcam = on
+            return s.client
+        }
+        client?.send((on ? ClientMessage.enableStream(.video) : .disableStream(.video)).json)
+    }
+
+    /// Sends a text or data message to one participant, or to everyone.
+    public func send(_ body: MessageBody, to participantId: String? = nil) {
+        state.withLock { $0.client }?.send(ClientMessage.message(body, to: participantId).json)
+    }
+
+    /// Moderators: mutes another participant's microphone.
+    public func muteParticipant(_ participantId: String) {
+        state.withLock { $0.client }?.send(ClientMessage.muteParticipant(participantId).json)
+    }
+
+    /// Moderators: removes a participant from the room.
+    public func removeParticipant(_ participantId: String) {
+        state.withLock { $0.client }?.send(ClientMessage.removeParticipant(participantId).json)
+    }
+
+    /// Opens the chosen microphone and starts publishing. Returns the error instead of throwing, since
+    /// callers report it as an event.
+    private func startPublishing(muted: Bool) -> MeetingError? {
+        let (choice, sender, media, host) = state.withLock { s in (s.microphone, s.sender, s.media, configuration.server) }
+        guard let sender else { return nil }
+        let source: any MicrophoneSource
+        switch Self.openSource(choice) {
+        case .success(let opened): source = opened
+        case .failure(let error): return error
+        }
+        let destination = media.flatMap { SocketAddress(host: Self.host(of: host), port: $0.rtpPort) }
+        do {
+            let publisher = try MicrophonePublisher(
+                source: source, sender: sender, destination: destination, muted: muted,
+                onSpeakingWhileMuted: { [weak self] in self?.emit(.speakingWhileMuted) },
+                onFailure: { [weak self] error in self?.emit(.error(error)) })
+            try publisher.start()
+            state.withLock { $0.publisher = publisher }
+            return nil
+        } catch {
+            return MeetingError(code: MeetingError.audioDeviceFailed, "\(error)")
+        }
+    }
+
+    static func openSource(_ choice: MicrophoneChoice) -> Result<any MicrophoneSource, MeetingError> {
+        switch choice {
+        case .none:
+            return .failure(MeetingError(code: MeetingError.noMicrophoneFound, "no microphone was chosen"))
+        case .custom(let track):
+            return .success(track.source)
+        case .device(let name):
+            guard let device = name ?? DeviceCatalog.microphones().first?.deviceId else {
+                return .failure(MeetingError(code: MeetingError.noMicrophoneFound, "no microphone device found"))
+            }
+            do {
+                return .success(try ALSAMicrophone(device: device))
+            } catch {
+                return .failure(MeetingError(code: MeetingError.audioDeviceFailed, "\(error)"))
+            }
+        }
+    }
+
+    // MARK: Audio devices (device-switching guide semantics)
+
+    /// The output first (`Speaker`), then every microphone.
+    public func getMics() -> [AudioDeviceInfo] {
+        [AudioDeviceInfo.speaker] + DeviceCatalog.microphones()
+    }
+
+    /// The selected audio output.
+    public func getSelectedAudioDevice() -> AudioDeviceInfo? {
+        state.withLock { $0.selectedOutput }
+    }
+
+    /// Selects the audio output.
+    /// - Throws: `MeetingError` 3068 for a device that cannot play (a microphone).
+    public func setAudioDevice(_ device: AudioDeviceInfo) throws(MeetingError) {
+        guard device.kind == .speaker else {
+            throw MeetingError(code: MeetingError.actionNotSupported, "\(device.label) cannot play audio")
+        }
+        state.withLock { $0.selectedOutput = device }
+        notifyDeviceListener()
+    }
+
+    /// Registers the one device listener: called at once with the selected output and the device list,
+    /// and after each change, on one serial queue. A later call replaces it; nil removes it.
+    public func setAudioDeviceChangeListener(_ listener: (@Sendable (AudioDeviceInfo?, [AudioDeviceInfo]) -> Void)?) {
+        state.withLock { $0.deviceListener = listener }
+        if listener != nil { notifyDeviceListener() }
+    }
+
+    /// Re-reads the device list and tells the listener if it changed (call it from a hot-plug watcher).
+    public func refreshDevices() {
+        let mics = getMics()
+        let changed = state.withLock { s in
+            defer { s.lastMicrophones = mics }
+            return s.lastMicrophones != mics
+        }
+        if changed { notifyDeviceListener(devices: mics) }
+    }
+
+    private func notifyDeviceListener(devices: [AudioDeviceInfo]? = nil) {
+        let devices = devices ?? getMics()
+        let (listener, selected) = state.withLock { s in
+            s.lastMicrophones = devices
+            return (s.deviceListener, s.selectedOutput)
+        }
+        guard let listener else { return }
+        deviceQueue.async { listener(selected, devices) }
+    }
+
+    /// Switches to another microphone: `deviceId`, or with nil the next one after the current.
+    /// A live microphone is stopped and restarted, so its audio stream is disabled then enabled.
+    /// - Throws: `MeetingError` 3059 if there is no (such) microphone, 3002 if it cannot be opened; the
+    ///   previous microphone then stays, and the error also goes to `onError`.
+    public func changeMic(deviceId: String? = nil) async throws(MeetingError) {
+        let mics = DeviceCatalog.microphones()
+        let current: String? = state.withLock { s in
+            if case .device(let name) = s.microphone { return name ?? mics.first?.deviceId }
+            return nil
+        }
+        let target: String
+        if let deviceId {
+            guard mics.contains(where: { $0.deviceId == deviceId }) else {
+                throw reported(MeetingError(code: MeetingError.noMicrophoneFound, "no microphone device \(deviceId)"))
+            }
+            target = deviceId
+        } else {
+            guard !mics.isEmpty else { throw reported(MeetingError(code: MeetingError.noMicrophoneFound, "no microphone device found")) }
+            let index = current.flatMap { name in mics.firstIndex { $0.deviceId == name } }.map { ($0 + 1) % mics.count } ?? 0
+            target = mics[index].deviceId
+        }
+        try switchMicrophone(to: .device(target))
+    }
+
+    /// Switches to a custom microphone track (see `changeMic(deviceId:)`).
+    public func changeMic(customMicrophoneTrack track: CustomMicrophoneTrack) async throws(MeetingError) {
+        try switchMicrophone(to: .custom(track))
+    }
+
+    private func switchMicrophone(to choice: MicrophoneChoice) throws(MeetingError) {
+        // Open the new source first: on failure the old microphone keeps running.
+        let source: any MicrophoneSource
+        switch Self.openSource(choice) {
+        case .success(let opened): source = opened
+        case .failure(let error): throw reported(error)
+        }
+        do {
+            try source.start()
+            source.stop()
+        } catch {
+            throw reported(MeetingError(code: MeetingError.audioDeviceFailed, "\(error)"))
+        }
+        let (old, live, localID, client, muted) = state.withLock { s in
+            s.microphone = choice
+            return (s.publisher, s.publisher != nil && s.phase == .joined, s.localID, s.client, s.micMuted)
+        }
+        guard live, let old, let localID else { return }
+        old.stop()
+        state.withLock { $0.publisher = nil }
+        client?.send(ClientMessage.disableStream(.audio).json)
+        emit(.streamDisabled(participantId: localID, kind: .audio))
+        if let error = startPublishing(muted: muted) { throw reported(error) }
+        client?.send(ClientMessage.enableStream(.audio).json)
+        emit(.streamEnabled(participantId: localID, kind: .audio))
+        notifyDeviceListener()
+    }
+
+    /// Sends an error to `onError` and returns it for throwing.
+    private func reported(_ error: MeetingError) -> MeetingError {
+        emit(.error(error))
+        return error
+    }
+
+    // MARK: Cameras (signalled state only)
+
+    /// The V4L2 devices, if any.
+    public func getCameras() -> [CameraDevice] { DeviceCatalog.cameras() }
+
+    /// Selects a webcam.
+    /// - Throws: `MeetingError` 3010 "no webcam device found" for an unknown id.
+    public func changeCam(deviceId: String) throws(MeetingError) {
+        guard getCameras().contains(where: { $0.deviceId == deviceId }) else {
+            throw reported(MeetingError(code: MeetingError.noWebcamFound, "no webcam device found: \(deviceId)"))
+        }
+    }
+
+    // MARK: Signalling (the WebSocket client's thread)
+
+    private func received(_ text: String) {
+        let message: ServerMessage
+        do {
+            message = try ServerMessage(json: text)
+        } catch {
+            emit(.error(MeetingError(error)))
+            return
+        }
+        switch message {
+        case .joined(let room):
+            joined(room)
+        case .participantJoined(let info):
+            let participant = state.withLock { s in
+                let participant = Participant(info, isLocal: false)
+                if s.participants[info.id] == nil { s.order.append(info.id) }
+                s.participants[info.id] = participant
+                return participant
+            }
+            emit(.participantJoined(participant))
+        case .participantLeft(let id, let reason):
+            let (participant, isLocal) = state.withLock { s in
+                s.order.removeAll { $0 == id }
+                return (s.participants.removeValue(forKey: id), s.localID == id)
+            }
+            if let participant, !isLocal { emit(.participantLeft(participant, reason: reason)) }
+        case .streamEnabled(let id, let kind), .streamDisabled(let id, let kind):
+            let enabled: Bool
+            if case .streamEnabled = message { enabled = true } else { enabled = false }
+            state.withLock { s in
+                if kind == .audio { s.participants[id]?.audioEnabled = enabled } else { s.participants[id]?.videoEnabled = enabled }
+            }
+            if state.withLock({ $0.localID }) != id {
+                emit(enabled ? .streamEnabled(participantId: id, kind: kind) : .streamDisabled(participantId: id, kind: kind))
+            }
+        case .micMuted(let id, let muted, let by):
+            state.withLock { s in
+                s.participants[id]?.micMuted = muted
+                if id == s.localID {
+                    // A moderator's mute applies to the local microphone too.
+                    s.micMuted = muted
+                    s.publisher?.muted = muted
+                }
+            }
+            emit(.micMuted(participantId: id, muted: muted, by: by))
+        case .speakerChanged(let id, _):
+            state.withLock { $0.speaker = id }
+            emit(.speakerChanged(participantId: id))
+        case .audioLevels(_, let levels, _):
+            emit(.audioLevels(levels))
+        case .message(let body, let from, _):
+            emit(.message(from: from, body: body))
+        case .error(let error):
+            let joining = state.withLock { $0.phase == .joining }
+            if joining { finishJoin(.failure(MeetingError(error))) } else { emit(.error(MeetingError(error))) }
+        case .pong:
+            break
+        }
+    }
+
+    private func joined(_ room: JoinedRoom) {
+        let (sender, wantsMic, speaker, everyone): (RTPAudioSender?, Bool, String?, [Participant]) = state.withLock { s in
+            guard s.phase == .joining else { return (nil, false, nil, []) }
+            s.phase = .joined
+            s.localID = room.participantID
+            s.media = room.media
+            s.speaker = room.speakerID
+            for info in room.participants {
+                s.order.append(info.id)
+                s.participants[info.id] = Participant(info, isLocal: info.id == room.participantID)
+            }
+            let me = s.participants[room.participantID]
+            s.micMuted = me?.micMuted ?? true
+            if let media = room.media, let socket = s.socket {
+                s.sender = try? RTPAudioSender(socket: socket, ssrc: media.ssrc, payloadType: UInt8(media.payloadType), audioLevelID: media.audioLevelId)
+            }
+            return (s.sender, !(me?.micMuted ?? true), room.speakerID, s.order.compactMap { s.participants[$0] })
+        }
+        startTimers()
+        if sender != nil, wantsMic, let error = startPublishing(muted: false) {
+            emit(.error(error))
+            muteMic()
+        }
+        emit(.meetingJoined(participants: everyone))
+        if let speaker { emit(.speakerChanged(participantId: speaker)) }
+        finishJoin(.success(()))
+    }
+
+    private func connectionClosed(code: UInt16?, reason: String) {
+        let wasJoined = state.withLock { s in
+            defer { if s.phase == .joined { s.phase = .left } }
+            return s.phase == .joined
+        }
+        if !wasJoined {
+            finishJoin(.failure(MeetingError(code: MeetingError.network, "connection closed by the server \(reason)")))
+            return
+        }
+        let error = MeetingError(code: MeetingError.network, "connection to \(configuration.server) lost\(reason.isEmpty ? "" : ": " + reason)")
+        shutDown()
+        emit(.error(error))
+        emit(.meetingLeft(reason: error))
+        continuation.finish()
+    }
+
+    /// One thread for the keep-alive pings and the forwarded audio: it counts received packets per SSRC.
+    private func startTimers() {
+        let socket = state.withLock { $0.socket }
+        let interval = configuration.pingInterval
+        let thread = Thread { [weak self] in
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
+            defer { buffer.deallocate() }
+            var from = SocketAddress(host: "0.0.0.0", port: 0)!
+            var nextPing = Date().addingTimeInterval(interval)
+            while let self, !self.receiverStop.load(ordering: .relaxed) {
+                if Date() >= nextPing {
+                    self.state.withLock { $0.client }?.send(ClientMessage.ping.json)
+                    nextPing = nextPing.addingTimeInterval(interval)
+                }
+                guard let socket else {
+                    usleep(100_000)
+                    continue
+                }
+                guard UDPSocket.wait([socket], timeout: 0.1) else { continue }
+                while let count = socket.receive(into: buffer, from: &from) {
+                    if case .packet(let packet) = RTPPacket.parse(UnsafeRawBufferPointer(rebasing: buffer[..<count])) {
+                        self.state.withLock { $0.receivedPackets[packet.ssrc, default: 0] += 1 }
+                    }
+                }
+            }
+        }
+        thread.name = "activespeaker-receive"
+        thread.start()
+    }
+
+    private func emit(_ event: MeetingEvent) {
+        continuation.yield(event)
+        let listeners = state.withLock { $0.listeners }
+        guard !listeners.isEmpty else { return }
+        eventQueue.async { for listener in listeners { event.deliver(to: listener) } }
+    }
+
+    // MARK: URLs
+
+    static func isIPv6(_ url: String) -> Bool { url.contains("://[") }
+
+    /// The host of `ws://HOST:PORT/…`, without brackets.
+    static func host(of url: String) -> String {
+        var rest = Substring(url)
+        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
+        if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") { return String(rest[rest.index(after: rest.startIndex)..<close]) }
+        return String(rest.prefix { $0 != ":" && $0 != "/" })
+    }
+}

@@ -1,1 +1,0 @@
-// CallServer: see docs/call.md.

@@ -1,0 +1,263 @@
+import Foundation
+import SpeakerCore
+import SpeakerIO
+import Synchronization
+
+/// What the media loop reports to the server, from its own thread.
+protocol MediaLoopDelegate: AnyObject, Sendable {
+    /// The engine named a new dominant speaker of `room` (nil: nobody speaks). `time`: seconds of room time.
+    func speakerChanged(room: String, participant: String?, time: Double)
+    /// Every `levelInterval`: each publisher's level (dBov) and who speaks.
+    func audioLevels(room: String, time: Double, levels: [String: Double], speaking: [String])
+    /// Once per tick, after the events: the server's chance to time out silent clients.
+    func tickEnded(ticks: Int)
+    /// A publisher's decoded 10 ms hop (16 kHz), for recording; only when `recordsAudio` is set.
+    func recordHop(room: String, participant: String, hop: UnsafeBufferPointer<Float>, tick: Int)
+}
+
+/// Counters of the media plane.
+public struct MediaStatistics: Sendable, Equatable {
+    /// RTP packets accepted from a bound publisher.
+    public var accepted = 0
+    /// Copies sent to other members.
+    public var forwarded = 0
+    /// Dropped: an SSRC no publisher holds.
+    public var unknownSSRC = 0
+    /// Dropped: a bound SSRC from another address than its publisher's.
+    public var wrongSource = 0
+    /// Dropped: the publisher is muted.
+    public var muted = 0
+    /// Dropped: not RTP, or malformed, or RTCP.
+    public var malformed = 0
+    /// Forwarding copies the kernel refused (full socket buffer).
+    public var sendFailures = 0
+
+    public init() {}
+}
+
+/// The media plane: one UDP socket for all RTP, the jitter buffers and Opus decoders of the publishers,
+/// forwarding, and the engine deciding each room's dominant speaker every 10 ms.
+///
+/// Runs on its own thread. Everything inside is owned by that thread; the only shared things are the
+/// command queue (a `Mutex`), the statistics (a `Mutex`, updated once per tick) and the stop flag.
+final class MediaLoop: @unchecked Sendable {
+    // @unchecked Sendable: `engine`, `rooms`, `members` and the buffers are touched only by the loop's
+    // thread (after `start`); other threads use only `post`, `statistics` and `stop`, which lock.
+
+    private struct Member {
+        var room: String
+        var participant: String
+        var ssrc: UInt32?
+        /// The bound sender; port 0 when any port of the host is accepted.
+        var source: SocketAddress?
+        var receiver: SocketAddress?
+        var muted = false
+        var stream: StreamID?
+        var jitter: RTPStreamReceiver?
+    }
+
+    private struct MediaRoom {
+        var engineRoom: RoomID
+        var openedAtTick: Int
+    }
+
+    let socket: UDPSocket
+    private let engine: Engine
+    private let levelTicks: Int
+    private let recordsAudio: Bool
+    private weak var delegate: (any MediaLoopDelegate)?
+    private let commands = Mutex<[MediaCommand]>([])
+    private let statisticsBox = Mutex(MediaStatistics())
+    private let stopFlag = Atomic<Bool>(false)
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+
+    private var rooms: [String: MediaRoom] = [:]
+    private var members: [Member] = []
+    private var memberOfSSRC: [UInt32: Int] = [:]
+    private var memberOfStream: [StreamID: Int] = [:]
+    private var counters = MediaStatistics()
+    private var ticks = 0
+
+    /// - Parameters:
+    ///   - address: Where to receive RTP, `HOST:PORT` (port 0: any free port).
+    ///   - levelInterval: Seconds between `audioLevels` reports.
+    init(
+        address: String, configuration: EngineConfiguration, levelInterval: Double, recordsAudio: Bool,
+        delegate: any MediaLoopDelegate
+    ) throws {
+        socket = try UDPSocket(address: address)
+        engine = try Engine(configuration: configuration)
+        levelTicks = max(1, Int((levelInterval * 100).rounded()))
+        self.recordsAudio = recordsAudio
+        self.delegate = delegate
+    }
+
+    /// The bound RTP port.
+    var port: Int { socket.port }
+
+    var statistics: MediaStatistics { statisticsBox.withLock { $0 } }
+
+    /// Queues a change; the loop applies it before its next tick.
+    func post(_ command: MediaCommand) {
+        commands.withLock { $0.append(command) }
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
+        thread.name = "activespeaker-media"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Stops the loop and waits for it. Idempotent.
+    func stop() {
+        guard thread != nil, !stopFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        finished.wait()
+    }
+
+    // MARK: The loop's thread
+
+    private func run() {
+        let datagram = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
+        let hop = UnsafeMutableBufferPointer<Float>.allocate(capacity: AnalysisFormat.hopSize)
+        defer {
+            datagram.deallocate()
+            hop.deallocate()
+        }
+        let start = DispatchTime.now().uptimeNanoseconds
+        var source = SocketAddress(host: "0.0.0.0", port: 0)!
+        while !stopFlag.load(ordering: .acquiring) {
+            applyCommands()
+            let deadline = start + UInt64(ticks + 1) * 10_000_000
+            while true {
+                while let count = socket.receive(into: datagram, from: &source) {
+                    route(UnsafeRawBufferPointer(rebasing: datagram[..<count]), from: source)
+                }
+                let now = DispatchTime.now().uptimeNanoseconds
+                if now >= deadline || stopFlag.load(ordering: .relaxed) { break }
+                _ = UDPSocket.wait([socket], timeout: Double(deadline - now) / 1e9)
+            }
+            tick(hop)
+        }
+    }
+
+    private func applyCommands() {
+        let pending = commands.withLock { queue in
+            let taken = queue
+            queue.removeAll()
+            return taken
+        }
+        for command in pending { apply(command) }
+    }
+
+    private func apply(_ command: MediaCommand) {
+        switch command {
+        case .openRoom(let room):
+            guard rooms[room] == nil else { return }
+            rooms[room] = MediaRoom(engineRoom: engine.addRoom(name: room), openedAtTick: ticks)
+        case .closeRoom(let room):
+            for index in members.indices.reversed() where members[index].room == room { removeMember(at: index) }
+            if let closing = rooms.removeValue(forKey: room) { engine.removeRoom(closing.engineRoom) }
+        case .addMember(let room, let participant, let ssrc, let sender, let receiver):
+            guard let mediaRoom = rooms[room] else { return }
+            var member = Member(
+                room: room, participant: participant, ssrc: ssrc,
+                source: sender.flatMap { SocketAddress(host: $0.host, port: $0.port ?? 0) },
+                receiver: receiver.flatMap { SocketAddress(host: $0.host, port: $0.port) })
+            if let ssrc, sender != nil {
+                member.stream = engine.addStream(name: participant, room: mediaRoom.engineRoom)
+                member.jitter = try? RTPStreamReceiver(ssrc: ssrc, mode: .decode, startTick: ticks)
+            }
+            members.append(member)
+            reindex()
+        case .removeMember(let room, let participant):
+            if let index = members.firstIndex(where: { $0.room == room && $0.participant == participant }) { removeMember(at: index) }
+        case .setMuted(let room, let participant, let muted):
+            if let index = members.firstIndex(where: { $0.room == room && $0.participant == participant }) { members[index].muted = muted }
+        }
+    }
+
+    private func removeMember(at index: Int) {
+        if let stream = members[index].stream { _ = engine.removeStream(stream) }
+        members.remove(at: index)
+        reindex()
+    }
+
+    private func reindex() {
+        memberOfSSRC.removeAll(keepingCapacity: true)
+        memberOfStream.removeAll(keepingCapacity: true)
+        for (index, member) in members.enumerated() {
+            if let ssrc = member.ssrc, member.source != nil { memberOfSSRC[ssrc] = index }
+            if let stream = member.stream { memberOfStream[stream] = index }
+        }
+    }
+
+    /// Checks a datagram against the bindings, forwards it, and hands it to the publisher's jitter buffer.
+    private func route(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress) {
+        guard !RTPPacket.isRTCP(bytes), case .packet(let packet) = RTPPacket.parse(bytes, audioLevelID: 1) else {
+            counters.malformed += 1
+            return
+        }
+        guard let index = memberOfSSRC[packet.ssrc] else {
+            counters.unknownSSRC += 1
+            return
+        }
+        let member = members[index]
+        guard let bound = member.source, bound == (bound.port == 0 ? source.withPort(0) : source) else {
+            counters.wrongSource += 1
+            return
+        }
+        guard !member.muted else {
+            counters.muted += 1
+            return
+        }
+        counters.accepted += 1
+        for other in members where other.room == member.room && other.participant != member.participant {
+            guard let receiver = other.receiver else { continue }
+            if socket.send(bytes, to: receiver) { counters.forwarded += 1 } else { counters.sendFailures += 1 }
+        }
+        _ = member.jitter?.insert(packet, datagram: bytes)
+    }
+
+    private func tick(_ hop: UnsafeMutableBufferPointer<Float>) {
+        for member in members {
+            guard let jitter = member.jitter, let stream = member.stream else { continue }
+            if case .audio = jitter.pull(tick: ticks, into: hop) {
+                engine.submit(UnsafeBufferPointer(hop), to: stream)
+                if recordsAudio { delegate?.recordHop(room: member.room, participant: member.participant, hop: UnsafeBufferPointer(hop), tick: ticks) }
+            }
+        }
+        engine.tick()
+        ticks += 1
+        engine.consumeEvents { event in
+            guard case .dominant(let engineRoom, let stream, let time) = event,
+                let (name, room) = rooms.first(where: { $0.value.engineRoom == engineRoom })
+            else { return }
+            let participant = stream.flatMap { memberOfStream[$0] }.map { members[$0].participant }
+            delegate?.speakerChanged(room: name, participant: participant, time: time - Double(room.openedAtTick) / 100)
+        }
+        if ticks % levelTicks == 0 { reportLevels() }
+        let snapshot = counters
+        statisticsBox.withLock { $0 = snapshot }
+        delegate?.tickEnded(ticks: ticks)
+    }
+
+    private func reportLevels() {
+        for (name, room) in rooms {
+            var levels: [String: Double] = [:]
+            var speaking: [String] = []
+            for member in members where member.room == name {
+                guard let stream = member.stream else { continue }
+                let level = member.muted ? -127 : max(-127, min(0, Double(engine.level(of: stream))))
+                levels[member.participant] = (level * 10).rounded() / 10
+                if !member.muted, engine.isSpeaking(stream) { speaking.append(member.participant) }
+            }
+            guard !levels.isEmpty else { continue }
+            delegate?.audioLevels(room: name, time: Double(ticks - room.openedAtTick) / 100, levels: levels, speaking: speaking)
+        }
+    }
+}

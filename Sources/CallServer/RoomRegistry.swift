@@ -1,0 +1,368 @@
+import CallProtocol
+
+/// The rooms, their participants and the signalling connections: every rule of docs/call.md that is
+/// not about packets, as a state machine that turns inputs into `Effect`s.
+///
+/// No I/O and no threads: `RoomServer` owns one behind a mutex, feeds it what the transport and the
+/// media loop report, and carries out the effects. That keeps every rule testable without sockets.
+struct RoomRegistry {
+    /// Limits and identities that do not change while the server runs.
+    struct Settings {
+        var secret: TokenSecret
+        /// The server's RTP port, told to publishers.
+        var rtpPort: Int
+        var defaultMaxParticipants = 16
+        /// Seconds without a message after which a joined client is removed.
+        var clientTimeout: Double = 15
+    }
+
+    final class Participant {
+        var info: ParticipantInfo
+        /// The signalling connection; nil for a plain-RTP ingest participant.
+        var connection: ConnectionNumber?
+
+        init(info: ParticipantInfo, connection: ConnectionNumber?) {
+            self.info = info
+            self.connection = connection
+        }
+    }
+
+    final class Room {
+        let id: String
+        let maxParticipants: Int
+        /// In joining order.
+        var participants: [Participant] = []
+        var speaker: String?
+
+        init(id: String, maxParticipants: Int) {
+            self.id = id
+            self.maxParticipants = maxParticipants
+        }
+
+        func participant(_ id: String) -> Participant? { participants.first { $0.info.id == id } }
+    }
+
+    struct Connection {
+        var peerHost: String
+        /// The room named in the connection's URL (`?room=`).
+        var requestedRoom: String?
+        /// Set once joined.
+        var room: String?
+        var participant: String?
+        var lastSeen: Double
+    }
+
+    private(set) var settings: Settings
+    private(set) var rooms: [String: Room] = [:]
+    private var connections: [ConnectionNumber: Connection] = [:]
+    private var usedSSRCs: Set<UInt32> = []
+    private var generator = SystemRandomNumberGenerator()
+
+    init(settings: Settings) {
+        self.settings = settings
+    }
+
+    /// Sets the RTP port told to publishers, once it is bound.
+    mutating func setRTPPort(_ port: Int) {
+        settings.rtpPort = port
+    }
+
+    // MARK: Rooms (HTTP API)
+
+    /// Creates a room, with a generated id when none is given.
+    /// - Throws: `.malformedMessage` for a bad id or limit, `.joinState` if the id is taken.
+    mutating func createRoom(id requested: String?, maxParticipants: Int?) throws(CallError) -> (String, [Effect]) {
+        let id = requested ?? newRoomID()
+        guard AccessToken.isValidID(id) else { throw CallError(.malformedMessage, "roomId must be 1-64 of A-Z a-z 0-9 . _ -") }
+        guard rooms[id] == nil else { throw CallError(.joinState, "room \(id) already exists") }
+        let limit = maxParticipants ?? settings.defaultMaxParticipants
+        guard (1...1000).contains(limit) else { throw CallError(.malformedMessage, "maxParticipants must be 1-1000") }
+        rooms[id] = Room(id: id, maxParticipants: limit)
+        return (id, [.media(.openRoom(room: id))])
+    }
+
+    /// Deletes a room: its members get error 4013 and are disconnected.
+    mutating func deleteRoom(_ id: String) throws(CallError) -> [Effect] {
+        guard let room = rooms.removeValue(forKey: id) else { throw CallError(.roomNotFound, "room \(id) not found") }
+        var effects: [Effect] = []
+        for participant in room.participants {
+            if let ssrc = participant.info.ssrc { usedSSRCs.remove(ssrc) }
+            guard let connection = participant.connection else { continue }
+            connections[connection]?.room = nil
+            connections[connection]?.participant = nil
+            effects.append(.send(connection, .error(CallError(.roomClosed, "room \(id) was closed"))))
+            effects.append(.close(connection))
+        }
+        effects.append(.media(.closeRoom(room: id)))
+        return effects
+    }
+
+    func room(_ id: String) -> Room? { rooms[id] }
+
+    var participantCount: Int { rooms.values.reduce(0) { $0 + $1.participants.count } }
+
+    /// Checks an API token for an action on `room` (nil: on the server, e.g. creating a room).
+    func authorize(_ token: String?, room: String?, moderator: Bool, now: Int) throws(CallError) -> AccessToken {
+        guard let token else { throw CallError(.invalidToken, "missing token (Authorization: Bearer TOKEN)") }
+        let claims = try AccessToken.verify(token, secret: settings.secret, now: now)
+        guard claims.room == AccessToken.anyRoom || (room != nil && claims.room == room) else {
+            throw CallError(.wrongRoom, room == nil ? "needs a server-wide token (room \"*\")" : "token is for room \(claims.room)")
+        }
+        if moderator, claims.role != .moderator { throw CallError(.notAllowed, "needs a moderator token") }
+        return claims
+    }
+
+    // MARK: Plain-RTP ingest
+
+    /// Adds a participant whose audio comes as plain RTP from `source` (no signalling connection).
+    mutating func addIngest(
+        room id: String, participant: String, displayName: String?, source: MediaSource, ssrc requested: UInt32?
+    ) throws(CallError) -> (ParticipantInfo, [Effect]) {
+        guard let room = rooms[id] else { throw CallError(.roomNotFound, "room \(id) not found") }
+        guard AccessToken.isValidID(participant) else { throw CallError(.malformedMessage, "participantId must be 1-64 of A-Z a-z 0-9 . _ -") }
+        guard room.participant(participant) == nil else { throw CallError(.duplicateParticipant, "\(participant) is already in room \(id)") }
+        guard room.participants.count < room.maxParticipants else { throw CallError(.roomFull, "room \(id) is full") }
+        if let requested, usedSSRCs.contains(requested) { throw CallError(.duplicateParticipant, "ssrc \(requested) is in use") }
+        let ssrc = requested ?? newSSRC()
+        usedSSRCs.insert(ssrc)
+        let info = ParticipantInfo(
+            id: participant, displayName: displayName ?? participant, role: .publisher, micMuted: false, audio: true,
+            video: false, ssrc: ssrc)
+        room.participants.append(Participant(info: info, connection: nil))
+        var effects = broadcast(room, .participantJoined(info), except: nil)
+        effects.append(.media(.addMember(room: id, participant: participant, ssrc: ssrc, sender: source, receiver: nil)))
+        return (info, effects)
+    }
+
+    mutating func removeIngest(room id: String, participant: String) throws(CallError) -> [Effect] {
+        guard let room = rooms[id] else { throw CallError(.roomNotFound, "room \(id) not found") }
+        guard let member = room.participant(participant), member.connection == nil else {
+            throw CallError(.noSuchParticipant, "no ingest participant \(participant) in room \(id)")
+        }
+        return remove(member, from: room, reason: .left)
+    }
+
+    // MARK: Signalling
+
+    mutating func opened(_ connection: ConnectionNumber, room: String?, peerHost: String, now: Double) {
+        connections[connection] = Connection(peerHost: peerHost, requestedRoom: room, lastSeen: now)
+    }
+
+    /// Handles one text message of a connection.
+    mutating func received(_ connection: ConnectionNumber, text: String, now: Double, epochSeconds: Int) -> [Effect] {
+        guard var state = connections[connection] else { return [] }
+        state.lastSeen = now
+        connections[connection] = state
+        let message: ClientMessage
+        do {
+            message = try ClientMessage(json: text)
+        } catch {
+            // A malformed message ends that connection, as it would a broken peer.
+            return [.send(connection, .error(error))] + closeEffects(connection)
+        }
+        guard let roomID = state.room, let participantID = state.participant,
+            let room = rooms[roomID], let me = room.participant(participantID)
+        else {
+            if case .join(let token, let mic, let webcam, let rtpPort) = message {
+                return join(connection, token: token, mic: mic, webcam: webcam, rtpPort: rtpPort, epochSeconds: epochSeconds)
+            }
+            if case .ping = message { return [.send(connection, .pong)] }
+            return [.send(connection, .error(CallError(.joinState, "send join first")))]
+        }
+        switch message {
+        case .join:
+            return [.send(connection, .error(CallError(.joinState, "already joined")))]
+        case .ping:
+            return [.send(connection, .pong)]
+        case .leave:
+            return remove(me, from: room, reason: .left) + [.close(connection)]
+        case .muteMic, .unmuteMic:
+            let muted = message == .muteMic
+            guard muted || me.info.role.canPublish else { return notAllowed(connection, "a subscriber has no microphone") }
+            return setMuted(me, in: room, muted: muted, by: nil)
+        case .enableStream(let kind), .disableStream(let kind):
+            let enabled = message == .enableStream(kind)
+            if kind == .audio, enabled, !me.info.role.canPublish { return notAllowed(connection, "a subscriber cannot publish") }
+            return setStream(me, in: room, kind: kind, enabled: enabled)
+        case .message(let body, let to):
+            if let to {
+                guard let target = room.participant(to) else {
+                    return [.send(connection, .error(CallError(.noSuchParticipant, "no participant \(to)")))]
+                }
+                return target.connection.map { [.send($0, .message(body, from: me.info.id, to: to))] } ?? []
+            }
+            return broadcast(room, .message(body, from: me.info.id, to: nil), except: me.info.id)
+        case .muteParticipant(let target), .removeParticipant(let target):
+            guard me.info.role == .moderator else { return notAllowed(connection, "only a moderator may do that") }
+            guard let member = room.participant(target) else {
+                return [.send(connection, .error(CallError(.noSuchParticipant, "no participant \(target)")))]
+            }
+            if case .muteParticipant = message { return setMuted(member, in: room, muted: true, by: me.info.id) }
+            var effects: [Effect] = []
+            if let theirs = member.connection {
+                effects.append(.send(theirs, .error(CallError(.removed, "removed by \(me.info.id)"))))
+                connections[theirs]?.room = nil
+                connections[theirs]?.participant = nil
+                effects.append(.close(theirs))
+            }
+            return effects + remove(member, from: room, reason: .removed)
+        }
+    }
+
+    /// The transport reports that a connection is gone.
+    mutating func closed(_ connection: ConnectionNumber) -> [Effect] {
+        guard let state = connections.removeValue(forKey: connection) else { return [] }
+        guard let roomID = state.room, let room = rooms[roomID], let id = state.participant, let me = room.participant(id) else { return [] }
+        return remove(me, from: room, reason: .left)
+    }
+
+    /// Removes joined clients silent for longer than the client timeout, and connections that never
+    /// joined within it.
+    mutating func sweep(now: Double) -> [Effect] {
+        var effects: [Effect] = []
+        for (connection, state) in connections where now - state.lastSeen > settings.clientTimeout {
+            effects.append(.send(connection, .error(CallError(.timedOut, "no message for \(Int(settings.clientTimeout)) s"))))
+            if let roomID = state.room, let room = rooms[roomID], let id = state.participant, let me = room.participant(id) {
+                effects += remove(me, from: room, reason: .timeout)
+            }
+            connections[connection]?.room = nil
+            connections[connection]?.participant = nil
+            effects.append(.close(connection))
+        }
+        return effects
+    }
+
+    // MARK: From the media loop
+
+    mutating func speakerChanged(room id: String, participant: String?, time: Double) -> [Effect] {
+        guard let room = rooms[id] else { return [] }
+        room.speaker = participant
+        return broadcast(room, .speakerChanged(participant, time: time), except: nil)
+    }
+
+    func audioLevels(room id: String, time: Double, levels: [String: Double], speaking: [String]) -> [Effect] {
+        guard let room = rooms[id] else { return [] }
+        return broadcast(room, .audioLevels(time: time, levels: levels, speaking: speaking), except: nil)
+    }
+
+    // MARK: Rules
+
+    private mutating func join(
+        _ connection: ConnectionNumber, token: String, mic: Bool, webcam: Bool, rtpPort: Int?, epochSeconds: Int
+    ) -> [Effect] {
+        guard let state = connections[connection] else { return [] }
+        let claims: AccessToken
+        do {
+            claims = try AccessToken.verify(token, secret: settings.secret, now: epochSeconds)
+        } catch {
+            return refuse(connection, error)
+        }
+        let roomID = state.requestedRoom ?? claims.room
+        guard claims.room == AccessToken.anyRoom || claims.room == roomID else {
+            return refuse(connection, CallError(.wrongRoom, "token is for room \(claims.room), not \(roomID)"))
+        }
+        guard let room = rooms[roomID] else { return refuse(connection, CallError(.roomNotFound, "room \(roomID) not found")) }
+        guard room.participant(claims.participantID) == nil else {
+            return refuse(connection, CallError(.duplicateParticipant, "\(claims.participantID) is already in room \(roomID)"))
+        }
+        guard room.participants.count < room.maxParticipants else { return refuse(connection, CallError(.roomFull, "room \(roomID) is full")) }
+
+        let publishes = claims.role.canPublish
+        let ssrc = publishes ? newSSRC() : nil
+        if let ssrc { usedSSRCs.insert(ssrc) }
+        let info = ParticipantInfo(
+            id: claims.participantID, displayName: claims.displayName, role: claims.role, micMuted: !(publishes && mic),
+            audio: publishes && mic, video: webcam, ssrc: ssrc)
+        let member = Participant(info: info, connection: connection)
+        var effects = broadcast(room, .participantJoined(info), except: nil)
+        room.participants.append(member)
+        connections[connection]?.room = roomID
+        connections[connection]?.participant = info.id
+        let media = rtpPort.flatMap { _ in ssrc.map { MediaDescription(rtpPort: settings.rtpPort, ssrc: $0) } }
+        effects.append(
+            .send(
+                connection,
+                .joined(JoinedRoom(roomID: roomID, participantID: info.id, participants: room.participants.map(\.info), speakerID: room.speaker, media: media))))
+        let endpoint = rtpPort.map { MediaEndpoint(host: state.peerHost, port: $0) }
+        let source = (media != nil) ? rtpPort.map { MediaSource(host: state.peerHost, port: $0) } : nil
+        effects.append(.media(.addMember(room: roomID, participant: info.id, ssrc: ssrc, sender: source, receiver: endpoint)))
+        if info.micMuted, ssrc != nil { effects.append(.media(.setMuted(room: roomID, participant: info.id, muted: true))) }
+        return effects
+    }
+
+    /// A join that fails: the error, then the connection closes.
+    private mutating func refuse(_ connection: ConnectionNumber, _ error: CallError) -> [Effect] {
+        [.send(connection, .error(error))] + closeEffects(connection)
+    }
+
+    private mutating func closeEffects(_ connection: ConnectionNumber) -> [Effect] {
+        var effects: [Effect] = []
+        if let state = connections[connection], let roomID = state.room, let room = rooms[roomID],
+            let id = state.participant, let me = room.participant(id)
+        {
+            effects += remove(me, from: room, reason: .left)
+        }
+        connections[connection]?.room = nil
+        connections[connection]?.participant = nil
+        effects.append(.close(connection))
+        return effects
+    }
+
+    private func notAllowed(_ connection: ConnectionNumber, _ why: String) -> [Effect] {
+        [.send(connection, .error(CallError(.notAllowed, why)))]
+    }
+
+    private mutating func remove(_ member: Participant, from room: Room, reason: LeaveReason) -> [Effect] {
+        room.participants.removeAll { $0 === member }
+        if let ssrc = member.info.ssrc { usedSSRCs.remove(ssrc) }
+        var effects = broadcast(room, .participantLeft(member.info.id, reason: reason), except: nil)
+        if let connection = member.connection, reason == .left { effects.append(.send(connection, .participantLeft(member.info.id, reason: reason))) }
+        effects.append(.media(.removeMember(room: room.id, participant: member.info.id)))
+        return effects
+    }
+
+    private func setMuted(_ member: Participant, in room: Room, muted: Bool, by moderator: String?) -> [Effect] {
+        guard member.info.micMuted != muted else { return [] }
+        member.info.micMuted = muted
+        member.info.audio = !muted
+        return broadcast(room, .micMuted(member.info.id, muted: muted, by: moderator), except: nil)
+            + [.media(.setMuted(room: room.id, participant: member.info.id, muted: muted))]
+    }
+
+    private func setStream(_ member: Participant, in room: Room, kind: StreamKind, enabled: Bool) -> [Effect] {
+        switch kind {
+        case .video:
+            guard member.info.video != enabled else { return [] }
+            member.info.video = enabled
+        case .audio:
+            guard member.info.audio != enabled else { return [] }
+            member.info.audio = enabled
+        }
+        let message: ServerMessage = enabled ? .streamEnabled(member.info.id, kind) : .streamDisabled(member.info.id, kind)
+        var effects = broadcast(room, message, except: nil)
+        if kind == .audio { effects.append(.media(.setMuted(room: room.id, participant: member.info.id, muted: !enabled || member.info.micMuted))) }
+        return effects
+    }
+
+    private func broadcast(_ room: Room, _ message: ServerMessage, except excluded: String?) -> [Effect] {
+        room.participants.compactMap { member in
+            guard member.info.id != excluded, let connection = member.connection else { return nil }
+            return .send(connection, message)
+        }
+    }
+
+    private mutating func newSSRC() -> UInt32 {
+        while true {
+            let candidate = UInt32.random(in: 1...UInt32.max, using: &generator)
+            if !usedSSRCs.contains(candidate) { return candidate }
+        }
+    }
+
+    private mutating func newRoomID() -> String {
+        let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789")
+        while true {
+            let id = String((0..<10).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
+            if rooms[id] == nil { return id }
+        }
+    }
+}

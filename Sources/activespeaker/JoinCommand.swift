@@ -1,0 +1,198 @@
+import CallClient
+import CallProtocol
+import Foundation
+import Synchronization
+
+/// `activespeaker join`: a client of the room server that prints the meeting's events.
+struct JoinCommand: Command {
+    static let name = "join"
+    static let summary = "Join a room of 'serve' with a file or ALSA microphone and print its events."
+    static let synopsis = "join --server ws://HOST:PORT --room ID --token T [--mic FILE|alsa:NAME|none] [options]"
+    static let overview = """
+        A client built on the CallClient SDK: joins the room, publishes the
+        microphone as Opus/RTP, receives the others' audio, and prints every
+        meeting event as a JSON line.
+        """
+    static let options: [OptionSpec] = [
+        .value("server", "URL", help: "The server, ws://127.0.0.1:8080 (IPv6: ws://[::1]:8080)."),
+        .value("room", "ID", help: "The room id."),
+        .value("token", "TOKEN", help: "A token of the room (activespeaker token)."),
+        .value("mic", "FILE|alsa:NAME|none", help: """
+            Microphone: an audio file played in real time, an
+            ALSA device (alsa:default, alsa:hw:0), or none.
+            Default: the first ALSA microphone.
+            """),
+        .flag("loop", help: "Repeat the --mic file."),
+        .value("silence-after", "SECONDS", help: "Silence after the --mic file (default 0)."),
+        .flag("muted", help: "Join with the microphone muted."),
+        .flag("webcam", help: "Join with the (signalled) video on."),
+        .value("duration", "SECONDS", help: "Leave after this long (default: at the file's end, or Ctrl-C)."),
+        .flag("levels", help: "Also print the audio-levels events (every 200 ms)."),
+    ]
+    static let epilogue = """
+        OUTPUT (JSON Lines; t = seconds since joining):
+          {"t":0.012,"type":"joined","participant":"alice","participants":["alice","bob"]}
+          {"t":1.310,"type":"speaker-changed","participant":"bob"}   (null: nobody)
+          {"t":…,"type":"participant-joined","participant":"carol","name":"Carol"}
+          {"t":…,"type":"participant-left","participant":"carol","reason":"left"}
+          {"t":…,"type":"mic-muted","participant":"bob","muted":true}
+          {"t":…,"type":"stream-enabled"|"stream-disabled","participant":…,"kind":"audio"}
+          {"t":…,"type":"speaking-while-muted"}  {"t":…,"type":"message","from":…,"text":…}
+          {"t":…,"type":"error","code":4004,"message":"room demo is full"}
+          {"t":…,"type":"left","packets":{"bob":512}}  (forwarded RTP packets received per participant)
+
+        EXIT STATUS: 0 after leaving; 1 if joining fails (the error line says why:
+        invalid token 4001, expired 4002, room not found 4003, room full 4004,
+        network 3001); 64 usage.
+        """
+
+    let configuration: MeetingConfiguration
+    let duration: Double?
+    let printsLevels: Bool
+
+    init(_ options: ParsedOptions) throws(CommandError) {
+        guard let server = options.value("server") else { throw .usage("missing --server ws://HOST:PORT") }
+        guard server.hasPrefix("ws://") else { throw .usage("--server \(server): expected ws://HOST:PORT") }
+        guard let room = options.value("room") else { throw .usage("missing --room") }
+        guard let token = options.value("token") else { throw .usage("missing --token") }
+        var configuration = MeetingConfiguration(server: server, roomId: room, token: token)
+        configuration.micEnabled = !options.has("muted")
+        configuration.webcamEnabled = options.has("webcam")
+        let silence = try options.value("silence-after").map { text throws(CommandError) in
+            guard let value = Double(text), value >= 0 else { throw .usage("--silence-after \(text): expected seconds ≥ 0") }
+            return value
+        } ?? 0
+        var fileLength: Double?
+        switch options.value("mic") {
+        case nil: configuration.microphone = .device(nil)
+        case "none"?: configuration.microphone = .none
+        case let text? where text.hasPrefix("alsa:"): configuration.microphone = .device(String(text.dropFirst(5)))
+        case let path?:
+            do {
+                let track = try CustomMicrophoneTrack.file(path, loop: options.has("loop"), silenceAfter: silence)
+                configuration.microphone = .custom(track)
+                if !options.has("loop") { fileLength = track.duration }
+            } catch {
+                throw .failure(error.message)
+            }
+        }
+        self.configuration = configuration
+        duration = try options.value("duration").map { text throws(CommandError) in
+            guard let value = Double(text), value > 0 else { throw .usage("--duration \(text): expected seconds > 0") }
+            return value
+        } ?? fileLength
+        printsLevels = options.has("levels")
+        if !options.positionals.isEmpty { throw .usage("unexpected argument \(options.positionals[0])") }
+    }
+
+    func run() throws(CommandError) {
+        let output = LineOutput()
+        let meeting = Meeting(configuration: configuration)
+        let start = Date()
+        let printsLevels = self.printsLevels
+        let printer = Thread {
+            let semaphore = DispatchSemaphore(value: 0)
+            Task {
+                for await event in meeting.events {
+                    if let line = Self.line(for: event, meeting: meeting, time: Date().timeIntervalSince(start), levels: printsLevels) {
+                        output.write(line)
+                    }
+                }
+                semaphore.signal()
+            }
+            semaphore.wait()
+        }
+        printer.start()
+        let joined = DispatchSemaphore(value: 0)
+        let failure = Mutex<MeetingError?>(nil)
+        Task {
+            do throws(MeetingError) {
+                try await meeting.join()
+            } catch {
+                failure.withLock { $0 = error }
+            }
+            joined.signal()
+        }
+        joined.wait()
+        if let error = failure.withLock({ $0 }) {
+            var line = JSONLine()
+            line.add("t", Date().timeIntervalSince(start), decimals: 3)
+            line.add("type", "error")
+            line.add("code", error.code)
+            line.add("message", error.message)
+            output.write(line.rendered)
+            throw .failure("join: \(error.message) (\(error.code))")
+        }
+        StopRequest.install()
+        while !StopRequest.isRequested, meeting.localParticipant != nil {
+            if let duration, Date().timeIntervalSince(start) >= duration { break }
+            usleep(20_000)
+        }
+        let packets = meeting.receivedPackets
+        let names = Dictionary(meeting.participants.compactMap { p in p.ssrc.map { ($0, p.id) } }, uniquingKeysWith: { a, _ in a })
+        meeting.leave()
+        var counts = JSONLine()
+        for (ssrc, count) in packets.sorted(by: { $0.key < $1.key }) { counts.add(names[ssrc] ?? "ssrc-\(ssrc)", count) }
+        var line = JSONLine()
+        line.add("t", Date().timeIntervalSince(start), decimals: 3)
+        line.add("type", "left")
+        line.add("packets", counts)
+        output.write(line.rendered)
+    }
+
+    static func line(for event: MeetingEvent, meeting: Meeting, time: Double, levels: Bool) -> String? {
+        var line = JSONLine()
+        line.add("t", time, decimals: 3)
+        switch event {
+        case .meetingJoined(let participants):
+            line.add("type", "joined")
+            line.add("participant", participants.first(where: \.isLocal)?.id)
+            line.add("participants", participants.map(\.id))
+        case .meetingLeft(let reason):
+            guard let reason else { return nil }
+            line.add("type", "meeting-left")
+            line.add("code", reason.code)
+            line.add("message", reason.message)
+        case .participantJoined(let participant):
+            line.add("type", "participant-joined")
+            line.add("participant", participant.id)
+            line.add("name", participant.displayName)
+        case .participantLeft(let participant, let reason):
+            line.add("type", "participant-left")
+            line.add("participant", participant.id)
+            line.add("reason", reason.rawValue)
+        case .speakerChanged(let id):
+            line.add("type", "speaker-changed")
+            line.add("participant", id)
+        case .streamEnabled(let id, let kind), .streamDisabled(let id, let kind):
+            if case .streamEnabled = event { line.add("type", "stream-enabled") } else { line.add("type", "stream-disabled") }
+            line.add("participant", id)
+            line.add("kind", kind.rawValue)
+        case .micMuted(let id, let muted, let by):
+            line.add("type", "mic-muted")
+            line.add("participant", id)
+            line.add("muted", muted)
+            if let by { line.add("by", by) }
+        case .audioLevels(let values):
+            guard levels else { return nil }
+            line.add("type", "audio-levels")
+            var object = JSONLine()
+            for (id, level) in values.sorted(by: { $0.key < $1.key }) { object.add(id, level, decimals: 1) }
+            line.add("levels", object)
+        case .message(let from, let body):
+            line.add("type", "message")
+            line.add("from", from)
+            switch body {
+            case .text(let text): line.add("text", text)
+            case .data(let bytes): line.add("bytes", bytes.count)
+            }
+        case .speakingWhileMuted:
+            line.add("type", "speaking-while-muted")
+        case .error(let error):
+            line.add("type", "error")
+            line.add("code", error.code)
+            line.add("message", error.message)
+        }
+        return line.rendered
+    }
+}

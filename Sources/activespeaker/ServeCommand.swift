@@ -1,0 +1,150 @@
+import CallProtocol
+import CallServer
+import Foundation
+import SpeakerCore
+
+/// `activespeaker serve`: the room server.
+struct ServeCommand: Command {
+    static let name = "serve"
+    static let summary = "Run the room server: HTTP API, WebSocket signalling, RTP forwarding, dashboard."
+    static let synopsis = "serve [--listen HOST:PORT] [--rtp HOST:PORT] [--secret S] [--room ID]... [options]"
+
+    static let overview = """
+        Hosts rooms in memory. Clients join over a WebSocket (/v1/signal), publish
+        Opus over RTP/UDP with RFC 6464 levels, and get everyone else's audio and
+        the room's events; the engine decides each room's dominant speaker.
+        Plain RTP senders (GStreamer, ffmpeg) join through the ingest API.
+        Protocol, API and error codes: docs/call.md.
+        With no --secret a random one is made and printed on standard error
+        together with a server-wide moderator token.
+        """
+
+    static let options: [OptionSpec] = [
+        .value("listen", "HOST:PORT", help: "HTTP/WebSocket address (default 127.0.0.1:8080; port 0: any)."),
+        .value("rtp", "HOST:PORT", help: "RTP (UDP) address (default: the listen host, port 0: any)."),
+        .value("secret", "TEXT", help: "Token secret, at least 16 characters (or $ACTIVESPEAKER_SECRET)."),
+        .value("room", "ID", repeatable: true, help: "Create this room at start. Repeatable."),
+        .value("max-participants", "N", help: "Participants per room (default 16)."),
+        .value("client-timeout", "SECONDS", help: "Remove clients silent this long (default 15)."),
+        .value("config", "FILE.json|KEY=VALUE", repeatable: true, help: "Engine settings, as for detect."),
+        .value("duration", "SECONDS", help: "Stop after this long (default: until Ctrl-C)."),
+    ]
+
+    static let epilogue = """
+        OUTPUT: one JSON line per server event on standard output:
+          {"type":"listening","http":8080,"rtp":40000}
+          {"type":"room-opened","room":"standup"}
+          {"type":"participant-joined","room":"standup","participant":"alice","ssrc":123}
+          {"type":"speaker-changed","room":"standup","participant":"alice","t":3.21}
+          {"type":"participant-left",…}  {"type":"mic-muted",…}  {"type":"error",…}
+        and at the end {"type":"stats",…} with the media counters.
+
+        EXAMPLE:
+          activespeaker serve --room demo --secret my-secret-of-16-chars
+          activespeaker token --secret my-secret-of-16-chars --room demo --participant alice
+          activespeaker join --server ws://127.0.0.1:8080 --room demo --token T --mic alice.wav
+
+        EXIT STATUS: 0 after Ctrl-C or --duration; 1 if a port cannot be bound; 64 usage.
+        """
+
+    let configuration: RoomServerConfiguration
+    let duration: Double?
+    let printsSecret: Bool
+
+    init(_ options: ParsedOptions) throws(CommandError) {
+        var configuration = RoomServerConfiguration()
+        let listen = options.value("listen") ?? "127.0.0.1:8080"
+        let (host, port) = try Self.split(listen, option: "--listen")
+        configuration.host = host
+        configuration.port = port
+        configuration.rtpAddress = options.value("rtp") ?? (host.contains(":") ? "[\(host)]:0" : "\(host):0")
+        let secretText = options.value("secret") ?? ProcessInfo.processInfo.environment["ACTIVESPEAKER_SECRET"]
+        if let secretText {
+            guard let secret = TokenSecret(secretText) else { throw .usage("--secret: at least 16 characters") }
+            configuration.secret = secret
+        }
+        printsSecret = secretText == nil
+        for room in options.all("room") {
+            guard AccessToken.isValidID(room) else { throw .usage("--room \(room): 1-64 of A-Z a-z 0-9 . _ -") }
+        }
+        configuration.rooms = options.all("room")
+        if let text = options.value("max-participants") {
+            guard let value = Int(text), (1...1000).contains(value) else { throw .usage("--max-participants \(text): expected 1-1000") }
+            configuration.maxParticipants = value
+        }
+        if let text = options.value("client-timeout") {
+            guard let value = Double(text), value >= 1, value <= 3600 else { throw .usage("--client-timeout \(text): expected 1-3600 seconds") }
+            configuration.clientTimeout = value
+        }
+        configuration.engine = try DetectCommand.configuration(from: options.all("config"))
+        duration = try options.value("duration").map { text throws(CommandError) in
+            guard let value = Double(text), value > 0 else { throw .usage("--duration \(text): expected seconds > 0") }
+            return value
+        }
+        if !options.positionals.isEmpty { throw .usage("unexpected argument \(options.positionals[0])") }
+        self.configuration = configuration
+    }
+
+    func run() throws(CommandError) {
+        let output = LineOutput()
+        let server: RoomServer
+        do {
+            server = try RoomServer(configuration: configuration) { line in output.write(line) }
+        } catch {
+            throw .failure("cannot start the server: \(error)")
+        }
+        if printsSecret {
+            let now = Int(Date().timeIntervalSince1970)
+            let admin = AccessToken(room: AccessToken.anyRoom, participantID: "admin", role: .moderator, issuedAt: now, expiresAt: now + 86400)
+            Console.error("serve: generated secret \(server.secret.text)")
+            Console.error("serve: server-wide moderator token (24 h): \(admin.signed(with: server.secret))")
+        }
+        StopRequest.install()
+        server.start()
+        let started = Date()
+        while !StopRequest.isRequested {
+            if let duration, Date().timeIntervalSince(started) >= duration { break }
+            usleep(50_000)
+        }
+        let statistics = server.mediaStatistics
+        server.stop()
+        var line = JSONLine()
+        line.add("type", "stats")
+        line.add("accepted", statistics.accepted)
+        line.add("forwarded", statistics.forwarded)
+        line.add("unknownSSRC", statistics.unknownSSRC)
+        line.add("wrongSource", statistics.wrongSource)
+        line.add("muted", statistics.muted)
+        line.add("malformed", statistics.malformed)
+        output.write(line.rendered)
+    }
+
+    /// `HOST:PORT` or `[V6]:PORT`.
+    static func split(_ text: String, option: String) throws(CommandError) -> (String, Int) {
+        let host: Substring, port: Substring
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") {
+            host = text[text.index(after: text.startIndex)..<close]
+            port = text[text.index(close, offsetBy: 2)...]
+        } else if let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon {
+            host = text[..<colon]
+            port = text[text.index(after: colon)...]
+        } else {
+            throw .usage("\(option) \(text): expected HOST:PORT ([IPv6]:PORT)")
+        }
+        guard !host.isEmpty, let number = Int(port), (0...65535).contains(number) else {
+            throw .usage("\(option) \(text): expected HOST:PORT with a port 0-65535")
+        }
+        return (String(host), number)
+    }
+}
+
+/// Writes whole lines to standard output from any thread, flushing each.
+final class LineOutput: Sendable {
+    private let lock = NSLock()
+
+    func write(_ line: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}
