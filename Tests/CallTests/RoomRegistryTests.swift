@@ -1,0 +1,199 @@
+import CallProtocol
+import Testing
+@testable import CallServer
+
+/// The signalling rules, without sockets: inputs in, effects out.
+@Suite struct RoomRegistryTests {
+    static let secret = TokenSecret("registry-test-secret-0123")!
+    static let now = 1_700_000_000
+
+    var registry = RoomRegistry(settings: RoomRegistry.Settings(secret: secret, rtpPort: 40000, clientTimeout: 10))
+
+    init() throws {
+        _ = try registry.createRoom(id: "room", maxParticipants: 3)
+    }
+
+    static func token(_ participant: String, room: String = "room", role: Role = .publisher, expires: Int = now + 60) -> String {
+        AccessToken(room: room, participantID: participant, role: role, issuedAt: now - 10, expiresAt: expires).signed(with: secret)
+    }
+
+    /// Opens connection `number` and joins with `token`.
+    mutating func join(_ number: Int, _ token: String, rtpPort: Int? = 5000, room: String? = "room") -> [Effect] {
+        registry.opened(number, room: room, peerHost: "127.0.0.1", now: 0)
+        return registry.received(number, text: ClientMessage.join(token: token, mic: true, webcam: false, rtpPort: rtpPort).json, now: 0, epochSeconds: Self.now)
+    }
+
+    static func messages(_ effects: [Effect], to connection: Int) -> [ServerMessage] {
+        effects.compactMap { if case .send(connection, let message) = $0 { message } else { nil } }
+    }
+
+    static func errorCode(_ effects: [Effect], to connection: Int) -> CallErrorCode? {
+        for case .error(let error) in messages(effects, to: connection) { return error.code }
+        return nil
+    }
+
+    static func closes(_ effects: [Effect], _ connection: Int) -> Bool { effects.contains(.close(connection)) }
+
+    @Test mutating func joinAnswersWithTheRoomAndMedia() throws {
+        let effects = join(1, Self.token("alice"))
+        guard case .joined(let room)? = Self.messages(effects, to: 1).first else {
+            Issue.record("no joined: \(effects)")
+            return
+        }
+        #expect(room.participantID == "alice" && room.roomID == "room" && room.speakerID == nil)
+        let media = try #require(room.media)
+        #expect(media.rtpPort == 40000 && media.payloadType == 111 && media.audioLevelId == 1)
+        #expect(effects.contains(.media(.addMember(
+            room: "room", participant: "alice", ssrc: media.ssrc, sender: MediaSource(host: "127.0.0.1", port: 5000),
+            receiver: MediaEndpoint(host: "127.0.0.1", port: 5000)))))
+    }
+
+    @Test mutating func othersHearOfJoinsAndLeaves() {
+        _ = join(1, Self.token("alice"))
+        let effects = join(2, Self.token("bob"))
+        guard case .participantJoined(let bob)? = Self.messages(effects, to: 1).first else {
+            Issue.record("alice was not told")
+            return
+        }
+        #expect(bob.id == "bob")
+        let leaving = registry.received(2, text: ClientMessage.leave.json, now: 1, epochSeconds: Self.now)
+        #expect(Self.messages(leaving, to: 1) == [.participantLeft("bob", reason: .left)])
+        #expect(Self.closes(leaving, 2))
+        #expect(leaving.contains(.media(.removeMember(room: "room", participant: "bob"))))
+    }
+
+    @Test mutating func forgedExpiredAndWrongRoomTokensAreRefusedAndClosed() {
+        let forged = AccessToken(room: "room", participantID: "eve", role: .moderator, issuedAt: 0, expiresAt: Self.now + 60)
+            .signed(with: TokenSecret("not-the-server-secret-xyz")!)
+        for (number, token, code) in [
+            (1, forged, CallErrorCode.invalidToken), (2, Self.token("late", expires: Self.now - 1), .tokenExpired),
+            (3, Self.token("stray", room: "elsewhere"), .wrongRoom), (4, "garbage", .invalidToken),
+        ] {
+            let effects = join(number, token)
+            #expect(Self.errorCode(effects, to: number) == code)
+            #expect(Self.closes(effects, number))
+            #expect(!effects.contains { if case .media = $0 { true } else { false } })
+        }
+        #expect(registry.room("room")?.participants.isEmpty == true)
+    }
+
+    @Test mutating func unknownRoomFullRoomAndDuplicateIDs() {
+        #expect(Self.errorCode(join(1, Self.token("a", room: "nope"), room: "nope"), to: 1) == .roomNotFound)
+        _ = join(2, Self.token("a"))
+        #expect(Self.errorCode(join(3, Self.token("a")), to: 3) == .duplicateParticipant)
+        _ = join(4, Self.token("b"))
+        _ = join(5, Self.token("c"))
+        #expect(Self.errorCode(join(6, Self.token("d")), to: 6) == .roomFull)
+    }
+
+    @Test mutating func subscribersGetNoMediaAndCannotPublish() {
+        let effects = join(1, Self.token("viewer", role: .subscriber))
+        guard case .joined(let room)? = Self.messages(effects, to: 1).first else {
+            Issue.record("no joined")
+            return
+        }
+        #expect(room.media == nil)
+        #expect(room.participants.first?.ssrc == nil && room.participants.first?.micMuted == true)
+        // It still receives forwarded audio, but nothing it sends is bound.
+        #expect(effects.contains(.media(.addMember(
+            room: "room", participant: "viewer", ssrc: nil, sender: nil, receiver: MediaEndpoint(host: "127.0.0.1", port: 5000)))))
+        let unmute = registry.received(1, text: ClientMessage.unmuteMic.json, now: 1, epochSeconds: Self.now)
+        #expect(Self.errorCode(unmute, to: 1) == .notAllowed)
+        let publish = registry.received(1, text: ClientMessage.enableStream(.audio).json, now: 1, epochSeconds: Self.now)
+        #expect(Self.errorCode(publish, to: 1) == .notAllowed)
+        #expect(!Self.closes(unmute + publish, 1))
+    }
+
+    @Test mutating func onlyModeratorsMuteAndRemove() {
+        _ = join(1, Self.token("alice"))
+        _ = join(2, Self.token("mod", role: .moderator))
+        let denied = registry.received(1, text: ClientMessage.muteParticipant("mod").json, now: 1, epochSeconds: Self.now)
+        #expect(Self.errorCode(denied, to: 1) == .notAllowed)
+        let muted = registry.received(2, text: ClientMessage.muteParticipant("alice").json, now: 1, epochSeconds: Self.now)
+        #expect(Self.messages(muted, to: 1) == [.micMuted("alice", muted: true, by: "mod")])
+        #expect(muted.contains(.media(.setMuted(room: "room", participant: "alice", muted: true))))
+        let removed = registry.received(2, text: ClientMessage.removeParticipant("alice").json, now: 1, epochSeconds: Self.now)
+        #expect(Self.errorCode(removed, to: 1) == .removed)
+        #expect(Self.closes(removed, 1))
+        #expect(Self.messages(removed, to: 2) == [.participantLeft("alice", reason: .removed)])
+    }
+
+    @Test mutating func malformedMessagesCloseOnlyTheirConnection() {
+        _ = join(1, Self.token("alice"))
+        _ = join(2, Self.token("bob"))
+        let effects = registry.received(1, text: "{not json", now: 1, epochSeconds: Self.now)
+        #expect(Self.errorCode(effects, to: 1) == .malformedMessage)
+        #expect(Self.closes(effects, 1) && !Self.closes(effects, 2))
+        #expect(Self.messages(effects, to: 2) == [.participantLeft("alice", reason: .left)])
+        #expect(registry.room("room")?.participants.map(\.info.id) == ["bob"])
+    }
+
+    @Test mutating func messagesBeforeJoinAreRefused() {
+        registry.opened(1, room: "room", peerHost: "127.0.0.1", now: 0)
+        #expect(Self.errorCode(registry.received(1, text: ClientMessage.muteMic.json, now: 0, epochSeconds: Self.now), to: 1) == .joinState)
+        #expect(Self.messages(registry.received(1, text: ClientMessage.ping.json, now: 0, epochSeconds: Self.now), to: 1) == [.pong])
+    }
+
+    @Test mutating func silentClientsTimeOut() {
+        _ = join(1, Self.token("alice"))
+        _ = join(2, Self.token("bob"))
+        _ = registry.received(2, text: ClientMessage.ping.json, now: 8, epochSeconds: Self.now)
+        #expect(registry.sweep(now: 9).isEmpty)
+        let effects = registry.sweep(now: 10.5)
+        #expect(Self.errorCode(effects, to: 1) == .timedOut && Self.closes(effects, 1))
+        #expect(Self.messages(effects, to: 2) == [.participantLeft("alice", reason: .timeout)])
+        #expect(registry.room("room")?.participants.map(\.info.id) == ["bob"])
+    }
+
+    @Test mutating func messagesReachTheirAddressees() {
+        _ = join(1, Self.token("alice"))
+        _ = join(2, Self.token("bob"))
+        _ = join(3, Self.token("carol"))
+        let everyone = registry.received(1, text: ClientMessage.message(.text("hi"), to: nil).json, now: 1, epochSeconds: Self.now)
+        #expect(Self.messages(everyone, to: 2) == [.message(.text("hi"), from: "alice", to: nil)])
+        #expect(Self.messages(everyone, to: 3).count == 1 && Self.messages(everyone, to: 1).isEmpty)
+        let direct = registry.received(1, text: ClientMessage.message(.data([1]), to: "carol").json, now: 1, epochSeconds: Self.now)
+        #expect(Self.messages(direct, to: 3) == [.message(.data([1]), from: "alice", to: "carol")] && Self.messages(direct, to: 2).isEmpty)
+    }
+
+    @Test mutating func speakerChangesReachEveryoneAndAreRemembered() {
+        _ = join(1, Self.token("alice"))
+        let effects = registry.speakerChanged(room: "room", participant: "alice", time: 1.5)
+        #expect(Self.messages(effects, to: 1) == [.speakerChanged("alice", time: 1.5)])
+        guard case .joined(let room)? = Self.messages(join(2, Self.token("bob")), to: 2).first else {
+            Issue.record("no joined")
+            return
+        }
+        #expect(room.speakerID == "alice")
+    }
+
+    @Test mutating func apiTokensNeedTheRightScope() throws {
+        let admin = AccessToken(room: "*", participantID: "admin", role: .moderator, issuedAt: 0, expiresAt: Self.now + 60).signed(with: Self.secret)
+        _ = try registry.authorize(admin, room: nil, moderator: true, now: Self.now)
+        #expect(throws: CallError.self) { try registry.authorize(Self.token("alice"), room: nil, moderator: true, now: Self.now) }
+        #expect(throws: CallError.self) { try registry.authorize(Self.token("alice"), room: "room", moderator: true, now: Self.now) }
+        _ = try registry.authorize(Self.token("alice"), room: "room", moderator: false, now: Self.now)
+        #expect(throws: CallError.self) { try registry.authorize(nil, room: "room", moderator: false, now: Self.now) }
+    }
+
+    @Test mutating func deletingARoomDisconnectsItsMembers() throws {
+        _ = join(1, Self.token("alice"))
+        let effects = try registry.deleteRoom("room")
+        #expect(Self.errorCode(effects, to: 1) == .roomClosed && Self.closes(effects, 1))
+        #expect(effects.contains(.media(.closeRoom(room: "room"))))
+        #expect(throws: CallError.self) { try registry.deleteRoom("room") }
+    }
+
+    @Test mutating func ingestBindsASourceAndSSRC() throws {
+        _ = join(1, Self.token("alice"))
+        let (info, effects) = try registry.addIngest(
+            room: "room", participant: "gst", displayName: "GStreamer", source: MediaSource(host: "127.0.0.1", port: nil), ssrc: 42)
+        #expect(info.ssrc == 42 && info.role == .publisher)
+        #expect(Self.messages(effects, to: 1) == [.participantJoined(info)])
+        #expect(throws: CallError.self) {
+            try registry.addIngest(room: "room", participant: "other", displayName: nil, source: MediaSource(host: "127.0.0.1", port: nil), ssrc: 42)
+        }
+        _ = try registry.removeIngest(room: "room", participant: "gst")
+        #expect(throws: CallError.self) { try registry.removeIngest(room: "room", participant: "alice") }
+    }
+}
