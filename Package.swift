@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "activespeakerTests", dependencies: ["SpeakerEval", "TestSupport"]),
         .testTarget(name: "CallProtocolTests", dependencies: ["CallProtocol"]),
         .testTarget(name: "CallTransportTests", dependencies: ["CallTransport"]),
-        .testTarget(name: "CallTests", dependencies: ["CallServer", "CallClient", "CallProtocol", "TestSupport"]),
+        .testTarget(name: "CallTests", dependencies: ["CallServer", "CallClient", "CallProtocol", "CallTransport", "SpeakerIO", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

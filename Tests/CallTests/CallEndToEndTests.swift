@@ -1,0 +1,225 @@
+import CallClient
+import CallProtocol
+import CallServer
+import CallTransport
+import Foundation
+import SpeakerIO
+import Synchronization
+import Testing
+import TestSupport
+
+/// A server and SDK clients in one process, over loopback: media, events and the security rules.
+@Suite(.serialized) struct CallEndToEndTests {
+    static let secret = TokenSecret("end-to-end-test-secret-01")!
+
+    static func server(clientTimeout: Double = 15) throws -> RoomServer {
+        var configuration = RoomServerConfiguration()
+        configuration.port = 0
+        configuration.secret = secret
+        configuration.rooms = ["room"]
+        configuration.clientTimeout = clientTimeout
+        let server = try RoomServer(configuration: configuration)
+        server.start()
+        return server
+    }
+
+    static func token(_ participant: String, role: Role = .publisher) -> String {
+        let now = Int(Date().timeIntervalSince1970)
+        return AccessToken(room: "room", participantID: participant, role: role, issuedAt: now, expiresAt: now + 600).signed(with: secret)
+    }
+
+    /// A voice in `turns` (seconds) and digital silence elsewhere, at 48 kHz.
+    static func track(turns: [ClosedRange<Double>], length: Double, f0: Double, seed: UInt64) throws -> CustomMicrophoneTrack {
+        var samples = [Float](repeating: 0, count: Int(length * 16000))
+        for (index, turn) in turns.enumerated() {
+            let voice = Synthesis.voice(seconds: turn.upperBound - turn.lowerBound, f0: f0, levelDBFS: -22, seed: seed + UInt64(index))
+            Synthesis.add(voice, into: &samples, at: turn.lowerBound)
+        }
+        let upsampled = try Resampler(inputRate: 16000, outputRate: 48000).process(samples)
+        return CustomMicrophoneTrack(source: FileMicrophone(samples: upsampled), label: "synthetic")
+    }
+
+    static func meeting(_ server: RoomServer, _ participant: String, track: CustomMicrophoneTrack?, role: Role = .publisher) -> Meeting {
+        var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: token(participant, role: role))
+        configuration.microphone = track.map { .custom($0) } ?? .none
+        configuration.micEnabled = track != nil
+        return Meeting(configuration: configuration)
+    }
+
+    /// Collects the speaker changes a meeting reports.
+    final class SpeakerLog: MeetingEventListener {
+        let changes = Mutex<[String?]>([])
+        let left = Mutex<[String]>([])
+        func onSpeakerChanged(participantId: String?) { changes.withLock { $0.append(participantId) } }
+        func onParticipantLeft(_ participant: Participant) { left.withLock { $0.append(participant.id) } }
+        /// The named speakers in order, nobody and repeats dropped.
+        var sequence: [String] {
+            changes.withLock { $0 }.compactMap { $0 }.reduce(into: []) { if $0.last != $1 { $0.append($1) } }
+        }
+    }
+
+    @Test func threeClientsAllSeeTheSameCorrectSpeakerSequence() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let plan: [(String, [ClosedRange<Double>], Double)] = [
+            ("bob", [0.8...3.3], 110), ("alice", [4.3...6.8], 210), ("carol", [7.8...10.3], 160),
+        ]
+        var meetings: [Meeting] = []
+        var logs: [SpeakerLog] = []
+        for (index, (name, turns, f0)) in plan.enumerated() {
+            let meeting = Self.meeting(server, name, track: try Self.track(turns: turns, length: 11.5, f0: f0, seed: UInt64(10 * index)))
+            let log = SpeakerLog()
+            meeting.addEventListener(log)
+            meetings.append(meeting)
+            logs.append(log)
+        }
+        // Join all three at once, so their files start within a few milliseconds.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for meeting in meetings { group.addTask { try await meeting.join() } }
+            try await group.waitForAll()
+        }
+        #expect(meetings[0].participants.count == 3 || meetings[2].participants.count == 3)
+        try await Task.sleep(for: .seconds(12.5))
+        for (meeting, log) in zip(meetings, logs) {
+            #expect(log.sequence == ["bob", "alice", "carol"], "\(meeting.localParticipant?.id ?? "?"): \(log.changes.withLock { $0 })")
+            // Forwarding: each client received the other two publishers' packets.
+            let received = meeting.receivedPackets
+            #expect(received.count == 2, "\(received)")
+            #expect(received.values.allSatisfy { $0 > 100 }, "\(received)")
+        }
+        for meeting in meetings { meeting.leave() }
+        let statistics = server.mediaStatistics
+        #expect(statistics.accepted > 1000 && statistics.unknownSSRC == 0 && statistics.wrongSource == 0)
+    }
+
+    @Test func rtpFromUnboundSourcesIsDroppedAndNotForwarded() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let alice = Self.meeting(server, "alice", track: nil)
+        try await alice.join()
+        defer { alice.leave() }
+        let bob = Self.meeting(server, "bob", track: nil)
+        try await bob.join()
+        defer { bob.leave() }
+        let bobSSRC = try #require(bob.localParticipant?.ssrc)
+
+        // An intruder on another port: once with an unknown SSRC, once with bob's.
+        let intruder = try UDPSocket(address: "127.0.0.1:0")
+        let destination = try #require(SocketAddress(host: "127.0.0.1", port: server.rtpPort))
+        for ssrc in [0xDEAD_BEEF, bobSSRC] {
+            let sender = try RTPAudioSender(socket: intruder, ssrc: ssrc)
+            let frame = [Float](repeating: 0.1, count: 960)
+            for _ in 0..<20 { _ = try frame.withUnsafeBufferPointer { try sender.send(frame: $0, to: destination) } }
+        }
+        // Garbage that is not RTP.
+        _ = [UInt8](repeating: 7, count: 40).withUnsafeBytes { intruder.send($0, to: destination) }
+        try await Task.sleep(for: .milliseconds(500))
+        let statistics = server.mediaStatistics
+        #expect(statistics.unknownSSRC == 20)
+        #expect(statistics.wrongSource == 20)
+        #expect(statistics.malformed == 1)
+        #expect(statistics.accepted == 0 && statistics.forwarded == 0)
+        #expect(alice.receivedPackets.isEmpty)
+    }
+
+    @Test func joinFailuresSayWhy() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let now = Int(Date().timeIntervalSince1970)
+        let cases: [(String, String, MeetingError.JoinFailure)] = [
+            ("room", AccessToken(room: "room", participantID: "x", role: .publisher, issuedAt: 0, expiresAt: now - 5).signed(with: Self.secret), .tokenExpired),
+            ("room", AccessToken(room: "room", participantID: "x", role: .publisher, issuedAt: 0, expiresAt: now + 60)
+                .signed(with: TokenSecret("a-forged-secret-0123456")!), .invalidToken),
+            ("nope", AccessToken(room: "nope", participantID: "x", role: .publisher, issuedAt: 0, expiresAt: now + 60).signed(with: Self.secret), .roomNotFound),
+        ]
+        for (room, token, failure) in cases {
+            var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: room, token: token)
+            configuration.microphone = .none
+            do {
+                try await Meeting(configuration: configuration).join()
+                Issue.record("joined with \(failure)")
+            } catch {
+                #expect(error.joinFailure == failure, "\(error)")
+            }
+        }
+        // Nothing listens on the port after stopping.
+        let port = server.port
+        server.stop()
+        var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(port)", roomId: "room", token: Self.token("x"))
+        configuration.microphone = .none
+        configuration.joinTimeout = 3
+        do {
+            try await Meeting(configuration: configuration).join()
+            Issue.record("joined a stopped server")
+        } catch {
+            #expect(error.joinFailure == .network, "\(error)")
+        }
+    }
+
+    @Test func oversizedMessageClosesOnlyThatConnection() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let alice = Self.meeting(server, "alice", track: nil)
+        let log = SpeakerLog()
+        alice.addEventListener(log)
+        try await alice.join()
+        defer { alice.leave() }
+
+        let rude = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal?room=room")
+        let closed = Mutex<UInt16?>(nil)
+        rude.setHandler(message: { _ in }, closed: { code, _ in closed.withLock { $0 = code ?? 0 } })
+        try rude.connect(timeout: 5)
+        rude.send(ClientMessage.join(token: Self.token("rude"), mic: false, webcam: false, rtpPort: nil).json)
+        try await Task.sleep(for: .milliseconds(300))
+        rude.send(String(repeating: "x", count: 70_000))
+        try await Task.sleep(for: .milliseconds(700))
+        #expect(closed.withLock { $0 } != nil)
+        #expect(log.left.withLock { $0 } == ["rude"])
+        #expect(alice.localParticipant != nil)
+        #expect(alice.participants.map(\.id) == ["alice"])
+        rude.close()
+    }
+
+    @Test func aClientThatVanishesIsRemovedAfterTheTimeout() async throws {
+        let server = try Self.server(clientTimeout: 1)
+        defer { server.stop() }
+        var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: Self.token("alice"))
+        configuration.microphone = .none
+        configuration.pingInterval = 0.3
+        let alice = Meeting(configuration: configuration)
+        let log = SpeakerLog()
+        alice.addEventListener(log)
+        try await alice.join()
+        defer { alice.leave() }
+        // A client that joins and then says nothing more (its process hung; the TCP connection stays open).
+        let silent = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal?room=room")
+        silent.setHandler(message: { _ in }, closed: { _, _ in })
+        try silent.connect(timeout: 5)
+        silent.send(ClientMessage.join(token: Self.token("ghost"), mic: false, webcam: false, rtpPort: nil).json)
+        try await Task.sleep(for: .milliseconds(2500))
+        #expect(log.left.withLock { $0 } == ["ghost"])
+        #expect(alice.localParticipant != nil, "alice pings, so she stays")
+        silent.close()
+    }
+
+    @Test func moderatorMuteSilencesTheMicrophoneEverywhere() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let alice = Self.meeting(server, "alice", track: try Self.track(turns: [0.2...6], length: 6.5, f0: 200, seed: 3))
+        let moderator = Self.meeting(server, "mod", track: nil, role: .moderator)
+        try await alice.join()
+        defer { alice.leave() }
+        try await moderator.join()
+        defer { moderator.leave() }
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(moderator.speakerId == "alice")
+        moderator.muteParticipant("alice")
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(alice.localParticipant?.micMuted == true)
+        #expect(moderator.participants.first { $0.id == "alice" }?.micMuted == true)
+        #expect(moderator.speakerId == nil, "a muted participant is not the speaker")
+        let before = server.mediaStatistics.accepted
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(server.mediaStatistics.accepted == before, "the muted client stops sending")
+    }
+}
