@@ -62,6 +62,8 @@ public final class Meeting: @unchecked Sendable {
         var sender: RTPAudioSender?
         var publisher: MicrophonePublisher?
         var receivedPackets: [UInt32: Int] = [:]
+        /// Who each SSRC belongs to, kept after they leave, for the packet counts.
+        var owners: [UInt32: String] = [:]
     }
 
     private enum Phase { case idle, joining, joined, left }
@@ -95,8 +97,13 @@ public final class Meeting: @unchecked Sendable {
     /// The dominant speaker now; nil when nobody speaks.
     public var speakerId: String? { state.withLock { $0.speaker } }
 
-    /// Forwarded RTP packets received so far, per SSRC.
-    public var receivedPackets: [UInt32: Int] { state.withLock { $0.receivedPackets } }
+    /// Forwarded RTP packets received so far, per participant id (participants who left included;
+    /// `ssrc-N` for a source the server never announced).
+    public var receivedPackets: [String: Int] {
+        state.withLock { s in
+            Dictionary(s.receivedPackets.map { (s.owners[$0.key] ?? "ssrc-\($0.key)", $0.value) }, uniquingKeysWith: +)
+        }
+    }
 
     public func addEventListener(_ listener: any MeetingEventListener) {
         state.withLock { $0.listeners.append(listener) }
@@ -434,6 +441,7 @@ public final class Meeting: @unchecked Sendable {
         case .participantJoined(let info):
             let participant = state.withLock { s in
                 let participant = Participant(info, isLocal: false)
+                if let ssrc = info.ssrc { s.owners[ssrc] = info.id }
                 if s.participants[info.id] == nil { s.order.append(info.id) }
                 s.participants[info.id] = participant
                 return participant
@@ -489,6 +497,7 @@ public final class Meeting: @unchecked Sendable {
             for info in room.participants {
                 s.order.append(info.id)
                 s.participants[info.id] = Participant(info, isLocal: info.id == room.participantID)
+                if let ssrc = info.ssrc { s.owners[ssrc] = info.id }
             }
             let me = s.participants[room.participantID]
             s.micMuted = me?.micMuted ?? true

@@ -129,10 +129,9 @@ struct JoinCommand: Command {
             usleep(20_000)
         }
         let packets = meeting.receivedPackets
-        let names = Dictionary(meeting.participants.compactMap { p in p.ssrc.map { ($0, p.id) } }, uniquingKeysWith: { a, _ in a })
         meeting.leave()
         var counts = JSONLine()
-        for (ssrc, count) in packets.sorted(by: { $0.key < $1.key }) { counts.add(names[ssrc] ?? "ssrc-\(ssrc)", count) }
+        for (id, count) in packets.sorted(by: { $0.key < $1.key }) { counts.add(id, count) }
         var line = JSONLine()
         line.add("t", Date().timeIntervalSince(start), decimals: 3)
         line.add("type", "left")

@@ -102,6 +102,8 @@ import TestSupport
         try await bob.join()
         defer { bob.leave() }
         let bobSSRC = try #require(bob.localParticipant?.ssrc)
+        // The media loop takes new bindings at its next 10 ms tick.
+        try await Task.sleep(for: .milliseconds(200))
 
         // An intruder on another port: once with an unknown SSRC, once with bob's.
         let intruder = try UDPSocket(address: "127.0.0.1:0")

@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `serve`, `token` and `join` as a user runs them, with real RTP senders (GStreamer, ffmpeg) joining
+/// through the plain-RTP ingest. Loopback only, ports chosen by the system.
+@Suite("activespeaker serve/join (three clients, GStreamer and ffmpeg ingest)", .serialized)
+struct CallCLITests {
+    static let secret = "cli-test-secret-0123456789"
+
+    /// Starts `serve` on free ports and returns it with its HTTP and RTP ports.
+    static func serve(_ extra: [String] = []) throws -> (LiveRunner.Running, http: Int, rtp: Int) {
+        let server = try LiveRunner.Running(["serve", "--listen", "127.0.0.1:0", "--secret", secret, "--room", "demo"] + extra)
+        try #require(server.waitForOutput("\"listening\"", timeout: 10), "serve did not start: \(server.stdout)")
+        let line = try #require(server.stdout.split(separator: "\n").first { $0.contains("\"listening\"") })
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        return (server, try #require(object["http"] as? Int), try #require(object["rtp"] as? Int))
+    }
+
+    static func token(_ participant: String, room: String = "demo", role: String = "publisher") throws -> String {
+        let result = try CLI.run(["token", "--secret", secret, "--room", room, "--participant", participant, "--role", role])
+        try #require(result.status == 0, "\(result.stderr)")
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The JSON lines of a `join` run.
+    static func events(_ stdout: String) -> [[String: Any]] {
+        stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// Named speakers in order, nobody and repeats dropped.
+    static func speakers(_ events: [[String: Any]]) -> [String] {
+        events.filter { $0["type"] as? String == "speaker-changed" }.compactMap { $0["participant"] as? String }
+            .reduce(into: []) { if $0.last != $1 { $0.append($1) } }
+    }
+
+    @Test func threeJoinClientsAllReceiveTheSpeakerSequence() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let files = try ListenTests.turns(in: directory)
+        let (server, http, _) = try Self.serve()
+        var clients: [(String, LiveRunner.Running)] = []
+        for name in ["alice", "bob", "carol"] {
+            let arguments = [
+                "join", "--server", "ws://127.0.0.1:\(http)", "--room", "demo", "--token", try Self.token(name),
+                "--mic", files[name]!, "--silence-after", "1.5",
+            ]
+            clients.append((name, try LiveRunner.Running(arguments)))
+        }
+        for (name, client) in clients {
+            let result = try client.finish(timeout: 30)
+            #expect(result.status == 0, "\(name): \(result.stderr)")
+            let events = Self.events(result.stdout)
+            #expect(Self.speakers(events) == ["alice", "bob", "carol"], "\(name): \(result.stdout)")
+            let left = try #require(events.last { $0["type"] as? String == "left" }, "\(result.stdout)")
+            let packets = try #require(left["packets"] as? [String: Int])
+            // Every client heard the other two (forwarded RTP), about 50 packets a second.
+            #expect(Set(packets.keys) == Set(["alice", "bob", "carol"]).subtracting([name]), "\(packets)")
+            #expect(packets.values.allSatisfy { $0 > 200 }, "\(packets)")
+        }
+        server.interrupt()
+        let served = try server.finish(timeout: 10)
+        #expect(served.status == 0, "\(served.stderr)")
+        #expect(served.stdout.contains(#""type":"stats""#))
+    }
+
+    @Test func gstreamerAndFfmpegPublishThroughTheIngest() throws {
+        try #require(LiveRunner.has("gst-launch-1.0") && LiveRunner.has("ffmpeg") && LiveRunner.has("curl"), "run tools/install-deps.sh")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let files = try ListenTests.turns(in: directory)
+        let (server, http, rtp) = try Self.serve()
+        let admin = try Self.token("admin", room: "*", role: "moderator")
+        for (id, ssrc) in [("gst", 0x2001), ("ffmpeg", 0x2002)] {
+            let body = #"{"participantId":"\#(id)","displayName":"\#(id) sender","source":"127.0.0.1","ssrc":\#(ssrc)}"#
+            let curl = Process()
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            curl.arguments = [
+                "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Authorization: Bearer \(admin)",
+                "-H", "Content-Type: application/json", "--data", body, "http://127.0.0.1:\(http)/v1/rooms/demo/ingest",
+            ]
+            let pipe = Pipe()
+            curl.standardOutput = pipe
+            try curl.run()
+            curl.waitUntilExit()
+            let status = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(status == "201", "ingest \(id): HTTP \(status)")
+        }
+        let listener = try LiveRunner.Running([
+            "join", "--server", "ws://127.0.0.1:\(http)", "--room", "demo", "--token", try Self.token("listener", role: "subscriber"),
+            "--mic", "none", "--duration", "13",
+        ])
+        Thread.sleep(forTimeInterval: 0.5)
+        let senders = [
+            try ListenTests.sender("rtp_send_gstreamer.sh", [files["alice"]!, "127.0.0.1", "\(rtp)", "0x2001"]),
+            try ListenTests.sender("rtp_send_ffmpeg.sh", [files["bob"]!, "127.0.0.1", "\(rtp)", "0x2002"]),
+            // Not bound to anyone: dropped.
+            try ListenTests.sender("rtp_send_gstreamer.sh", [files["carol"]!, "127.0.0.1", "\(rtp)", "0x2003"]),
+        ]
+        for sender in senders { #expect(sender.wait(timeout: 25) == 0) }
+        let result = try listener.finish(timeout: 20)
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = Self.events(result.stdout)
+        #expect(Self.speakers(events) == ["gst", "ffmpeg"], "\(result.stdout)")
+        let left = try #require(events.last { $0["type"] as? String == "left" }, "\(result.stdout)")
+        let packets = try #require(left["packets"] as? [String: Int])
+        #expect(Set(packets.keys) == ["gst", "ffmpeg"] && packets.values.allSatisfy { $0 > 200 }, "\(packets)")
+        server.interrupt()
+        let served = try server.finish(timeout: 10)
+        let stats = try #require(Self.events(served.stdout).last { $0["type"] as? String == "stats" }, "\(served.stdout)")
+        #expect((stats["unknownSSRC"] as? Int ?? 0) > 200, "\(stats)")
+    }
+
+    @Test func joinExplainsWhyItCannotJoin() throws {
+        let (server, http, _) = try Self.serve()
+        defer { _ = try? server.finish(timeout: 5) }
+        defer { server.interrupt() }
+        let forged = try CLI.run(["token", "--secret", "some-other-secret-123456", "--room", "demo", "--participant", "x"])
+        let refused = try CLI.run(["join", "--server", "ws://127.0.0.1:\(http)", "--room", "demo", "--token", forged.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "--mic", "none"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("(4001)"), "\(refused.stderr)")
+        let missing = try CLI.run(["join", "--server", "ws://127.0.0.1:\(http)", "--room", "nope", "--token", try Self.token("x", room: "nope"), "--mic", "none"])
+        #expect(missing.status == 1 && missing.stderr.contains("(4003)"), "\(missing.stderr)")
+        let badFile = try CLI.run(["join", "--server", "ws://127.0.0.1:\(http)", "--room", "demo", "--token", try Self.token("x"), "--mic", "/no/such.wav"])
+        #expect(badFile.status == 1 && badFile.stderr.contains("/no/such.wav"), "\(badFile.stderr)")
+        let usage = try CLI.run(["join", "--room", "demo"])
+        #expect(usage.status == 64)
+        let badSecret = try CLI.run(["serve", "--secret", "short"])
+        #expect(badSecret.status == 64)
+    }
+}
