@@ -78,11 +78,12 @@ public final class RTPAudioSender {
     /// Binds a socket to `localAddress` (`HOST:PORT`, port 0 for any) and creates a sender on it.
     /// - Throws: `SpeakerIOError` for the address (see `UDPSocket`) or the encoder.
     public convenience init(
-        localAddress: String, ssrc: UInt32, payloadType: UInt8 = 111, audioLevelID: Int = 1, bitrate: Int = 32000
+        localAddress: String, ssrc: UInt32, payloadType: UInt8 = 111, audioLevelID: Int = 1, bitrate: Int = 32000,
+        firstSequenceNumber: UInt16 = .random(in: .min ... .max), firstTimestamp: UInt32 = .random(in: .min ... .max)
     ) throws {
         try self.init(
             socket: UDPSocket(address: localAddress), ssrc: ssrc, payloadType: payloadType, audioLevelID: audioLevelID,
-            bitrate: bitrate)
+            bitrate: bitrate, firstSequenceNumber: firstSequenceNumber, firstTimestamp: firstTimestamp)
     }
 
     deinit {
