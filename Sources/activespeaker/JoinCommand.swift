@@ -6,7 +6,7 @@ import Synchronization
 /// `activespeaker join`: a client of the room server that prints the meeting's events.
 struct JoinCommand: Command {
     static let name = "join"
-    static let summary = "Join a room of 'serve' with a file or ALSA microphone and print its events."
+    static let summary = "Join a room of 'serve' with a microphone and print its events."
     static let synopsis = "join --server ws://HOST:PORT --room ID --token T [--mic FILE|alsa:NAME|none] [options]"
     static let overview = """
         A client built on the CallClient SDK: joins the room, publishes the

@@ -6,7 +6,7 @@ import SpeakerCore
 /// `activespeaker serve`: the room server.
 struct ServeCommand: Command {
     static let name = "serve"
-    static let summary = "Run the room server: HTTP API, WebSocket signalling, RTP forwarding, dashboard."
+    static let summary = "Run the room server: rooms, signalling, RTP forwarding, dashboard."
     static let synopsis = "serve [--listen HOST:PORT] [--rtp HOST:PORT] [--secret S] [--room ID]... [options]"
 
     static let overview = """
