@@ -140,6 +140,7 @@ struct WebSocketTests {
         let raw = try #require(RawWebSocket(port: server.port))
         raw.sendFrame(opcode: opcode, final: true, payload: payload)
         #expect(raw.readCloseCode() == code)
+        raw.sendFrame(opcode: 8, final: true, payload: [UInt8(code >> 8), UInt8(code & 0xFF)])  // acknowledge
         #expect(eventually { delegate.closed.count == 1 })
         #expect(delegate.received.isEmpty)
     }
@@ -267,6 +268,25 @@ struct WebSocketTests {
         #expect(error?.subject == url)
         #expect(recorder.closed == nil)
         client.close()
+    }
+
+    @Test("A server that accepts but never answers the handshake: connect times out")
+    func connectTimeout() throws {
+        let listener = try #require(SilentListener())
+        let client = try WebSocketClient(url: "ws://127.0.0.1:\(listener.port)/v1/signal")
+        let error = #expect(throws: TransportError.self) { try client.connect(timeout: 0.5) }
+        #expect(error?.operation == .timeout)
+        client.close()
+    }
+
+    @Test("stop returns even when a peer never acknowledges the close")
+    func stopWithSilentPeer() throws {
+        let (server, delegate) = try RecordingDelegate.serve()
+        let raw = try #require(RawWebSocket(port: server.port))
+        #expect(eventually { delegate.opened.count == 1 })
+        delegate.finish()
+        #expect(raw.readCloseCode() == 1001)
+        #expect(delegate.closed.count == 1)
     }
 
     @Test("Malformed URLs are parse errors", arguments: ["http://127.0.0.1:1/", "ws://", "ws://[::1:80/", "ws://h:0/", "ws://h:x/"])
