@@ -202,7 +202,13 @@ final class WebServerCore: @unchecked Sendable {
         }
         inbox.withLock { $0.accepting = false }
         lws_context_destroy(context)
+        // lws reports CLOSED for the connections it tears down; any it did not are reported here,
+        // so that every opened connection is closed exactly once.
+        for connection in connections.values.sorted(by: { $0.id < $1.id }) where connection.isWebSocket {
+            delegate?.webSocketClosed(ConnectionID(rawValue: connection.id))
+        }
         connections.removeAll()
+        openConnections.store(0, ordering: .relaxed)
         delegate = nil
     }
 

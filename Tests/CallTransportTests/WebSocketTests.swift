@@ -121,6 +121,24 @@ struct WebSocketTests {
         client.close()
     }
 
+    @Test("The client refuses a message over its own limit with 1009")
+    func clientLimit() throws {
+        let (server, delegate) = try RecordingDelegate.serve()
+        defer { delegate.finish() }
+        let client = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal", maximumMessageBytes: 100)
+        let recorder = ClientRecorder()
+        recorder.attach(to: client)
+        try client.connect(timeout: 10)
+        client.send(String(repeating: "y", count: 100))
+        #expect(eventually { recorder.messages.count == 1 })
+        client.send(String(repeating: "z", count: 101))  // echoed back: one byte too many for the client
+        #expect(eventually { recorder.closed != nil })
+        #expect(recorder.closed?.code == 1009)
+        #expect(recorder.messages.count == 1)
+        #expect(eventually { delegate.closed.count == 1 })
+        client.close()
+    }
+
     @Test("A fragmented message over the limit is refused with 1009")
     func tooLargeInFragments() throws {
         let (server, delegate) = try RecordingDelegate.serve(maximumMessageBytes: 1000)
