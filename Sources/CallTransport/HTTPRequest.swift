@@ -4,8 +4,9 @@ public struct HTTPRequest: Sendable {
     public var method: String
     /// The path without the query, as libwebsockets hands it over (percent-decoded, `..` resolved).
     public var path: String
-    /// The query arguments, percent-decoded; an argument without `=` maps to `""`; of repeated names
-    /// the last wins.
+    /// The query arguments, decoded as a form: `%XX` escapes and `+` as a space (so a literal `+`
+    /// must arrive as `%2B`); split at `&` before decoding, so `%26` stays inside a value. An argument
+    /// without `=` maps to `""`; of repeated names the last wins.
     public var query: [String: String]
     /// Request headers by lower-cased name (`authorization`, `content-type`, `host`, …). Only the
     /// headers libwebsockets has a token for are present; unknown custom headers are not.

@@ -4,8 +4,8 @@ import Synchronization
 import Glibc
 #endif
 
-/// What libwebsockets logged last at error level, for `TransportError` messages (lws reports why a
-/// bind failed only in its log).
+/// What libwebsockets logged at error level since the last `clearLastError`, lines joined by `; `,
+/// for `TransportError` messages (lws reports why a bind failed only in its log).
 private let lastLoggedError = Mutex<String>("")
 
 /// Whether lws log lines also go to stderr (`ACTIVESPEAKER_LWS_LOG=1`), for debugging.
@@ -23,7 +23,8 @@ private let loggingConfigured: Void = {
         // lws lines start with a timestamp "[2024/01/01 00:00:00:0000] E: "; keep what follows.
         if let marker = text.range(of: "] E: ") { text = String(text[marker.upperBound...]) }
         while text.last == "\n" || text.last == "\r" { text.removeLast() }
-        lastLoggedError.withLock { $0 = text }
+        // Bounded: a long-running process may log many errors between two clears.
+        lastLoggedError.withLock { $0 = $0.isEmpty || $0.utf8.count > 1000 ? text : $0 + "; " + text }
     }
 }()
 
@@ -38,7 +39,7 @@ enum LibWebSockets {
     /// Forgets the last logged error, before an operation whose failure should report it.
     static func clearLastError() { lastLoggedError.withLock { $0 = "" } }
 
-    /// The last error libwebsockets logged (see `clearLastError`), prefixed `libwebsockets: `.
+    /// The errors libwebsockets logged since `clearLastError`, prefixed `libwebsockets: `.
     static func lastError(orElse fallback: String) -> String {
         let text = lastLoggedError.withLock { $0 }
         return "libwebsockets: " + (text.isEmpty ? fallback : text)
@@ -97,8 +98,8 @@ enum LibWebSockets {
         return nil
     }
 
-    /// The query arguments: lws keeps each `name=value` percent-decoded as one fragment of
-    /// `WSI_TOKEN_HTTP_URI_ARGS` (split at `&` before decoding).
+    /// The query arguments: lws keeps each `name=value` decoded (`%XX`, and `+` as a space) as one
+    /// fragment of `WSI_TOKEN_HTTP_URI_ARGS`, split at `&` before decoding.
     static func queryArguments(_ wsi: OpaquePointer) -> [String: String] {
         var arguments: [String: String] = [:]
         let total = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))

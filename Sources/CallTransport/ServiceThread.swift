@@ -3,8 +3,8 @@ import Foundation
 
 /// A thread that runs one body to its end and can be waited for (joined).
 ///
-/// `@unchecked Sendable`: after `init` nothing is mutated but the semaphore and the atomic-free
-/// `threadID`, which the thread writes before signalling `started` and readers read after `started`.
+/// `@unchecked Sendable`: `threadID` is the only mutable state; the new thread writes it once before
+/// signalling `started`, and `init` returns only after waiting for `started`, so every reader sees it.
 final class ServiceThread: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let started = DispatchSemaphore(value: 0)

@@ -63,8 +63,10 @@ public final class WebServer: @unchecked Sendable {
         }
     }
 
-    /// Closes every connection (WebSockets with code 1001, waiting up to about 2 s for the peers'
-    /// acknowledgements), ends the service thread and waits for it. Idempotent; also done by `deinit`.
+    /// Closes every connection (WebSockets with a close frame of code 1001 after the messages already
+    /// queued), ends the service thread and waits for it; if the thread has not ended after 2.5 s the
+    /// rest is cut without close frames. The delegate hears `webSocketClosed` for every open
+    /// connection before this returns. Idempotent; also done by `deinit`.
     /// Called from a delegate method it only requests the stop (the thread cannot wait for itself).
     public func stop() {
         let (thread, unstarted) = lifecycle.withLock { state -> (ServiceThread?, Bool) in

@@ -96,14 +96,13 @@ final class WebServerCore: @unchecked Sendable {
         info.user = Unmanaged.passUnretained(self).toOpaque()
         LibWebSockets.clearLastError()
         guard let context = lws_create_context(&info) else {
+            // Every stored property is initialised here, so `deinit` runs and frees the C memory.
             let message = LibWebSockets.lastError(orElse: "lws_create_context failed")
-            Self.free(protocols: protocols, name: protocolName, interface: interface)
             throw TransportError(display, .listen, message)
         }
         guard let vhost = lws_get_vhost_by_name(context, "default"),
               case let bound = Int(lws_get_vhost_listen_port(vhost)), bound > 0 else {
             lws_context_destroy(context)
-            Self.free(protocols: protocols, name: protocolName, interface: interface)
             throw TransportError(display, .listen, "libwebsockets: no listening socket")
         }
         self.context = context
@@ -111,15 +110,10 @@ final class WebServerCore: @unchecked Sendable {
     }
 
     deinit {
-        Self.free(protocols: protocols, name: protocolName, interface: interface)
-    }
-
-    private static func free(protocols: UnsafeMutablePointer<lws_protocols>, name: UnsafeMutablePointer<CChar>,
-                             interface: UnsafeMutablePointer<CChar>?) {
         protocols.deinitialize(count: 2)
         protocols.deallocate()
-        Glibc.free(name)
-        Glibc.free(interface)
+        free(protocolName)
+        free(interface)
     }
 
     /// The `iface` for libwebsockets (nil: all interfaces) and whether the socket is IPv6.
@@ -208,7 +202,13 @@ final class WebServerCore: @unchecked Sendable {
         }
         inbox.withLock { $0.accepting = false }
         lws_context_destroy(context)
+        // lws reports CLOSED for the connections it tears down; any it did not are reported here,
+        // so that every opened connection is closed exactly once.
+        for connection in connections.values.sorted(by: { $0.id < $1.id }) where connection.isWebSocket {
+            delegate?.webSocketClosed(ConnectionID(rawValue: connection.id))
+        }
         connections.removeAll()
+        openConnections.store(0, ordering: .relaxed)
         delegate = nil
     }
 

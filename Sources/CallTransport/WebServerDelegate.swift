@@ -7,7 +7,8 @@
 public protocol WebServerDelegate: AnyObject, Sendable {
     /// Answers one plain HTTP request (anything that is not a WebSocket upgrade).
     func handle(_ request: HTTPRequest, from peer: PeerAddress) -> HTTPResponse
-    /// A WebSocket connection was upgraded on `path` (without query) with the percent-decoded `query`.
+    /// A WebSocket connection was upgraded on `path` (without query) with the decoded `query`
+    /// (decoded as in `HTTPRequest.query`: `+` is a space).
     func webSocketOpened(_ connection: ConnectionID, path: String, query: [String: String], peer: PeerAddress)
     /// One complete text message (fragments assembled, valid UTF-8, within the size limit).
     func webSocketReceived(_ connection: ConnectionID, text: String)

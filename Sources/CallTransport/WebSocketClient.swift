@@ -99,8 +99,9 @@ public final class WebSocketClient: @unchecked Sendable {
         core.enqueue(WebServerCore.framed(text))
     }
 
-    /// Closes the connection (code 1000, after the queued messages), waits up to about 2 s for the
-    /// server's acknowledgement, and ends the service thread. Idempotent; also done by `deinit`.
+    /// Closes the connection (a close frame of code 1000, after the queued messages) and ends the
+    /// service thread, waiting for it (at most 2.5 s before cutting the connection). Idempotent;
+    /// also done by `deinit` (a handler that captures the client strongly keeps it alive: call `close`).
     /// Called from the handler it only requests the close.
     public func close() {
         let thread = lifecycle.withLock { state -> ServiceThread? in

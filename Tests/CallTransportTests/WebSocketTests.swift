@@ -1,0 +1,341 @@
+@testable import CallTransport
+import Foundation
+import Synchronization
+import Testing
+
+@Suite("WebSocket server and client")
+struct WebSocketTests {
+    @Test("Echo through WebSocketClient; path, query and peer reach the delegate",
+          arguments: [("127.0.0.1", "ws://127.0.0.1"), ("::1", "ws://[::1]"), ("127.0.0.1", "ws://localhost")])
+    func echo(host: String, base: String) throws {
+        let (server, delegate) = try RecordingDelegate.serve(host: host)
+        defer { delegate.finish() }
+        let client = try WebSocketClient(url: "\(base):\(server.port)/v1/signal?token=a%2Bb%20c&room=standup")
+        let recorder = ClientRecorder()
+        recorder.attach(to: client)
+        try client.connect(timeout: 10)
+        client.send(#"{"type":"ping"}"#)
+        client.send("héllo wörld ✓")
+        #expect(eventually { recorder.messages.count == 2 })
+        #expect(recorder.messages == [#"{"type":"ping"}"#, "héllo wörld ✓"])
+        let opened = try #require(delegate.opened.first)
+        #expect(opened.path == "/v1/signal")
+        #expect(opened.query == ["token": "a+b c", "room": "standup"])
+        #expect(opened.peer.host == (host == "::1" ? "::1" : "127.0.0.1"))
+        #expect(opened.peer.port == client.localAddress?.port)
+        #expect(client.peer?.port == server.port)
+        client.close()
+        #expect(eventually { delegate.closed == [opened.connection] })
+        #expect(recorder.closed?.code == 1000)
+        #expect(eventually { server.connectionCount == 0 })
+    }
+
+    @Test("The messages stream delivers in order and finishes when the server closes the connection")
+    func messagesStream() async throws {
+        let (server, delegate) = try RecordingDelegate.serve()
+        defer { delegate.finish() }
+        let client = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal")
+        try client.connect(timeout: 10)
+        #expect(eventually { delegate.opened.count == 1 })
+        let id = try #require(delegate.opened.first?.connection)
+        for index in 0..<50 { server.send("m\(index)", to: id) }
+        server.close(id, code: 4013, reason: "room closed")
+        var received: [String] = []
+        for await message in client.messages { received.append(message) }
+        #expect(received == (0..<50).map { "m\($0)" })
+        #expect(eventually { delegate.closed == [id] })
+        client.close()
+    }
+
+    @Test("Close code and reason from the server reach the client's handler")
+    func serverCloseCode() throws {
+        let (server, delegate) = try RecordingDelegate.serve()
+        defer { delegate.finish() }
+        let client = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal")
+        let recorder = ClientRecorder()
+        recorder.attach(to: client)
+        try client.connect(timeout: 10)
+        #expect(eventually { delegate.opened.count == 1 })
+        let id = try #require(delegate.opened.first?.connection)
+        server.send("bye", to: id)
+        server.close(id, code: 4011, reason: "removed by a moderator")
+        #expect(eventually { recorder.closed != nil })
+        #expect(recorder.messages == ["bye"])
+        #expect(recorder.closed?.code == 4011)
+        #expect(recorder.closed?.reason == "removed by a moderator")
+        // Sending to and closing the closed id are ignored.
+        server.send("late", to: id)
+        server.close(id)
+        server.send("never", to: ConnectionID(rawValue: 9999))
+        let other = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal")
+        let otherRecorder = ClientRecorder()
+        otherRecorder.attach(to: other)
+        try other.connect(timeout: 10)
+        other.send("still serving")
+        #expect(eventually { otherRecorder.messages == ["still serving"] })
+        other.close()
+        client.close()
+    }
+
+    @Test("Messages of many frames are assembled; a large message (60 000 bytes) passes the limit")
+    func fragments() throws {
+        let (server, delegate) = try RecordingDelegate.serve(echoes: false)
+        defer { delegate.finish() }
+        let raw = try #require(RawWebSocket(port: server.port))
+        raw.sendFrame(opcode: 1, final: false, payload: Array("Hel".utf8))
+        raw.sendFrame(opcode: 0, final: false, payload: Array("lo, ".utf8))
+        raw.sendFrame(opcode: 0, final: true, payload: Array("world".utf8))
+        #expect(eventually { delegate.received.count == 1 })
+        #expect(delegate.received.first?.1 == "Hello, world")
+
+        let client = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal")
+        try client.connect(timeout: 10)
+        let large = String(repeating: "0123456789", count: 6000)
+        client.send(large)
+        #expect(eventually { delegate.received.count == 2 })
+        #expect(delegate.received.last?.1 == large)
+        client.close()
+    }
+
+    @Test("A message over the limit closes that connection with 1009; another client is still served")
+    func tooLarge() throws {
+        let (server, delegate) = try RecordingDelegate.serve(maximumMessageBytes: 1000)
+        defer { delegate.finish() }
+        let bystander = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal")
+        let bystanderRecorder = ClientRecorder()
+        bystanderRecorder.attach(to: bystander)
+        try bystander.connect(timeout: 10)
+
+        let client = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal")
+        let recorder = ClientRecorder()
+        recorder.attach(to: client)
+        try client.connect(timeout: 10)
+        client.send(String(repeating: "x", count: 1001))
+        #expect(eventually { recorder.closed != nil })
+        #expect(recorder.closed?.code == 1009)
+
+        bystander.send("fine")
+        #expect(eventually { bystanderRecorder.messages == ["fine"] })
+        #expect(bystanderRecorder.closed == nil)
+        bystander.close()
+        client.close()
+    }
+
+    @Test("The client refuses a message over its own limit with 1009")
+    func clientLimit() throws {
+        let (server, delegate) = try RecordingDelegate.serve()
+        defer { delegate.finish() }
+        let client = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal", maximumMessageBytes: 100)
+        let recorder = ClientRecorder()
+        recorder.attach(to: client)
+        try client.connect(timeout: 10)
+        client.send(String(repeating: "y", count: 100))
+        #expect(eventually { recorder.messages.count == 1 })
+        client.send(String(repeating: "z", count: 101))  // echoed back: one byte too many for the client
+        #expect(eventually { recorder.closed != nil })
+        #expect(recorder.closed?.code == 1009)
+        #expect(recorder.messages.count == 1)
+        #expect(eventually { delegate.closed.count == 1 })
+        client.close()
+    }
+
+    @Test("A fragmented message over the limit is refused with 1009")
+    func tooLargeInFragments() throws {
+        let (server, delegate) = try RecordingDelegate.serve(maximumMessageBytes: 1000)
+        defer { delegate.finish() }
+        let raw = try #require(RawWebSocket(port: server.port))
+        raw.sendFrame(opcode: 1, final: false, payload: [UInt8](repeating: 65, count: 600))
+        raw.sendFrame(opcode: 0, final: false, payload: [UInt8](repeating: 65, count: 600))
+        #expect(raw.readCloseCode() == 1009)
+        #expect(delegate.received.isEmpty)
+    }
+
+    @Test("Binary frames close with 1003, invalid UTF-8 with 1007",
+          arguments: [(UInt8(2), [UInt8]([1, 2, 3]), UInt16(1003)), (UInt8(1), [UInt8]([0x41, 0xC3, 0x28]), UInt16(1007))])
+    func refusedFrames(opcode: UInt8, payload: [UInt8], code: UInt16) throws {
+        let (server, delegate) = try RecordingDelegate.serve()
+        defer { delegate.finish() }
+        let raw = try #require(RawWebSocket(port: server.port))
+        raw.sendFrame(opcode: opcode, final: true, payload: payload)
+        #expect(raw.readCloseCode() == code)
+        raw.sendFrame(opcode: 8, final: true, payload: [UInt8(code >> 8), UInt8(code & 0xFF)])  // acknowledge
+        #expect(eventually { delegate.closed.count == 1 })
+        #expect(delegate.received.isEmpty)
+    }
+
+    @Test("A client vanishing mid-message is closed cleanly; the server keeps serving")
+    func vanishingClient() throws {
+        let (server, delegate) = try RecordingDelegate.serve()
+        defer { delegate.finish() }
+        do {
+            let raw = try #require(RawWebSocket(port: server.port))
+            raw.sendFrame(opcode: 1, final: false, payload: Array("first part".utf8))
+            raw.sendFrame(opcode: 0, final: true, payload: [UInt8](repeating: 66, count: 5000), truncateTo: 100)
+            #expect(eventually { delegate.opened.count == 1 })
+        }
+        #expect(eventually { delegate.closed.count == 1 })
+        #expect(delegate.received.isEmpty)
+        let client = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal")
+        let recorder = ClientRecorder()
+        recorder.attach(to: client)
+        try client.connect(timeout: 10)
+        client.send("after")
+        #expect(eventually { recorder.messages == ["after"] })
+        client.close()
+        #expect(eventually { server.connectionCount == 0 })
+    }
+
+    @Test("100 concurrent clients each receive a broadcast")
+    func broadcast() throws {
+        let (server, delegate) = try RecordingDelegate.serve(echoes: false)
+        defer { delegate.finish() }
+        let count = 100
+        var clients: [WebSocketClient] = []
+        var recorders: [ClientRecorder] = []
+        for _ in 0..<count {
+            let client = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal")
+            let recorder = ClientRecorder()
+            recorder.attach(to: client)
+            try client.connect(timeout: 20)
+            clients.append(client)
+            recorders.append(recorder)
+        }
+        #expect(eventually(timeout: 20) { delegate.opened.count == count })
+        let ids = delegate.opened.map(\.connection)
+        #expect(Set(ids).count == count)
+        for round in 0..<3 {
+            for id in ids { server.send(#"{"type":"speaker-changed","round":\#(round)}"#, to: id) }
+        }
+        #expect(eventually(timeout: 20) { recorders.allSatisfy { $0.messages.count == 3 } })
+        #expect(recorders.allSatisfy { $0.messages.last == #"{"type":"speaker-changed","round":2}"# })
+        for client in clients { client.close() }
+        #expect(eventually(timeout: 20) { delegate.closed.count == count })
+        #expect(eventually { server.connectionCount == 0 })
+    }
+
+    @Test("send from other threads while the service thread is idle is delivered")
+    func sendFromOtherThreads() throws {
+        let (server, delegate) = try RecordingDelegate.serve(echoes: false)
+        defer { delegate.finish() }
+        let client = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal")
+        let recorder = ClientRecorder()
+        recorder.attach(to: client)
+        try client.connect(timeout: 10)
+        #expect(eventually { delegate.opened.count == 1 })
+        let id = try #require(delegate.opened.first?.connection)
+        usleep(200_000)  // let the service thread go idle in poll()
+        let threads = 4
+        let perThread = 25
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for index in 0..<perThread { server.send("\(thread)-\(index)", to: id) }
+        }
+        #expect(eventually { recorder.messages.count == threads * perThread })
+        // Each thread's messages keep their order.
+        for thread in 0..<threads {
+            let mine = recorder.messages.filter { $0.hasPrefix("\(thread)-") }
+            #expect(mine == (0..<perThread).map { "\(thread)-\($0)" })
+        }
+        // And the client's sends, also from another thread.
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            client.send("from a thread")
+            done.signal()
+        }
+        done.wait()
+        #expect(eventually { delegate.received.map(\.1) == ["from a thread"] })
+        client.close()
+    }
+
+    @Test("Stopping the server closes connected clients with 1001 and the delegate hears every close")
+    func stopWithClients() throws {
+        let (server, delegate) = try RecordingDelegate.serve()
+        let recorders = (0..<5).map { _ in ClientRecorder() }
+        var clients: [WebSocketClient] = []
+        for recorder in recorders {
+            let client = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal")
+            recorder.attach(to: client)
+            try client.connect(timeout: 10)
+            clients.append(client)
+        }
+        #expect(eventually { delegate.opened.count == 5 })
+        delegate.finish()
+        server.stop()  // idempotent
+        #expect(eventually { recorders.allSatisfy { $0.closed != nil } })
+        #expect(recorders.allSatisfy { $0.closed?.code == 1001 })
+        #expect(delegate.closed.count == 5)
+        // Sends after stop are ignored.
+        server.send("ignored", to: delegate.opened[0].connection)
+        for client in clients { client.close() }
+    }
+
+    @Test("Connecting to a closed port throws a connect TransportError naming the URL")
+    func connectRefused() throws {
+        // A port that was just free: bind a server, note its port, stop it.
+        let port: Int
+        do {
+            let (server, delegate) = try RecordingDelegate.serve()
+            port = server.port
+            delegate.finish()
+        }
+        let url = "ws://127.0.0.1:\(port)/v1/signal"
+        let client = try WebSocketClient(url: url)
+        let recorder = ClientRecorder()
+        recorder.attach(to: client)
+        let error = #expect(throws: TransportError.self) { try client.connect(timeout: 10) }
+        #expect(error?.operation == .connect)
+        #expect(error?.subject == url)
+        #expect(recorder.closed == nil)
+        client.close()
+    }
+
+    @Test("A server that accepts but never answers the handshake: connect times out")
+    func connectTimeout() throws {
+        let listener = try #require(SilentListener())
+        let client = try WebSocketClient(url: "ws://127.0.0.1:\(listener.port)/v1/signal")
+        let error = #expect(throws: TransportError.self) { try client.connect(timeout: 0.5) }
+        #expect(error?.operation == .timeout)
+        client.close()
+    }
+
+    @Test("stop returns even when a peer never acknowledges the close")
+    func stopWithSilentPeer() throws {
+        let (server, delegate) = try RecordingDelegate.serve()
+        let raw = try #require(RawWebSocket(port: server.port))
+        #expect(eventually { delegate.opened.count == 1 })
+        delegate.finish()
+        #expect(raw.readCloseCode() == 1001)
+        #expect(delegate.closed.count == 1)
+    }
+
+    @Test("Malformed URLs are parse errors", arguments: ["http://127.0.0.1:1/", "ws://", "ws://[::1:80/", "ws://h:0/", "ws://h:x/"])
+    func badURLs(url: String) {
+        let error = #expect(throws: TransportError.self) { _ = try WebSocketClient(url: url) }
+        #expect(error?.operation == .parse)
+    }
+
+    @Test("URL parts", arguments: [
+        ("ws://127.0.0.1:8080/v1/signal?x=1", "127.0.0.1", 8080, "/v1/signal?x=1", "127.0.0.1:8080"),
+        ("ws://[::1]:9/", "::1", 9, "/", "[::1]:9"),
+        ("ws://localhost", "localhost", 80, "/", "localhost:80"),
+        ("ws://localhost:5?q", "localhost", 5, "/?q", "localhost:5"),
+    ])
+    func urlParts(url: String, host: String, port: Int, path: String, header: String) throws {
+        let parsed = try WebSocketURL(url)
+        #expect(parsed.host == host)
+        #expect(parsed.port == port)
+        #expect(parsed.pathAndQuery == path)
+        #expect(parsed.hostHeader == header)
+    }
+
+    @Test("close and stop are idempotent, also before connect and start")
+    func idempotent() throws {
+        let client = try WebSocketClient(url: "ws://127.0.0.1:1/")
+        client.close()
+        client.close()
+        #expect(throws: TransportError.self) { try client.connect(timeout: 1) }
+        let server = try WebServer(delegate: RecordingDelegate())
+        server.stop()
+        server.stop()
+        server.start()
+    }
+}
