@@ -11,7 +11,8 @@ public struct MeetingConfiguration: Sendable {
     public var roomId: String
     /// A token of the room (see `activespeaker token`).
     public var token: String
-    /// Whether the microphone is on when joining.
+    /// Whether the microphone is on when joining. When off, a publisher's microphone still runs, muted:
+    /// nothing is sent, but the local engine listens so that `speakingWhileMuted` can fire.
     public var micEnabled = true
     /// Whether the (signalled) video is on when joining.
     public var webcamEnabled = false
@@ -260,13 +261,18 @@ public final class Meeting: @unchecked Sendable {
 
     /// Opens the chosen microphone and starts publishing. Returns the error instead of throwing, since
     /// callers report it as an event.
-    private func startPublishing(muted: Bool) -> MeetingError? {
+    /// - Parameter opened: The source to publish, already opened; nil opens the chosen microphone.
+    private func startPublishing(muted: Bool, source opened: (any MicrophoneSource)? = nil) -> MeetingError? {
         let (choice, sender, media, host) = state.withLock { s in (s.microphone, s.sender, s.media, configuration.server) }
         guard let sender else { return nil }
         let source: any MicrophoneSource
-        switch Self.openSource(choice) {
-        case .success(let opened): source = opened
-        case .failure(let error): return error
+        if let opened {
+            source = opened
+        } else {
+            switch Self.openSource(choice) {
+            case .success(let opened): source = opened
+            case .failure(let error): return error
+            }
         }
         let destination = media.flatMap { SocketAddress(host: Self.host(of: host), port: $0.rtpPort) }
         do {
@@ -387,22 +393,33 @@ public final class Meeting: @unchecked Sendable {
         }
         do {
             try source.start()
-            source.stop()
         } catch {
             throw reported(MeetingError(code: MeetingError.audioDeviceFailed, "\(error)"))
         }
-        let (old, live, localID, client, muted) = state.withLock { s in
+        let (old, live, localID, client, muted, previous) = state.withLock { s in
+            let previous = s.microphone
             s.microphone = choice
-            return (s.publisher, s.publisher != nil && s.phase == .joined, s.localID, s.client, s.micMuted)
+            return (s.publisher, s.publisher != nil && s.phase == .joined, s.localID, s.client, s.micMuted, previous)
         }
-        guard live, let old, let localID else { return }
+        guard live, let old, let localID else {
+            source.stop()
+            return
+        }
         old.stop()
         state.withLock { $0.publisher = nil }
         client?.send(ClientMessage.disableStream(.audio).json)
         emit(.streamDisabled(participantId: localID, kind: .audio))
-        if let error = startPublishing(muted: muted) { throw reported(error) }
+        // The source opened above is published as it is (not closed and opened again).
+        let failure = startPublishing(muted: muted, source: source)
+        if failure != nil {
+            // It failed after all: the previous microphone comes back.
+            source.stop()
+            state.withLock { $0.microphone = previous }
+            if let error = startPublishing(muted: muted, source: old.source) { emit(.error(error)) }
+        }
         client?.send(ClientMessage.enableStream(.audio).json)
         emit(.streamEnabled(participantId: localID, kind: .audio))
+        if let failure { throw reported(failure) }
         notifyDeviceListener()
     }
 
@@ -488,8 +505,8 @@ public final class Meeting: @unchecked Sendable {
     }
 
     private func joined(_ room: JoinedRoom) {
-        let (sender, wantsMic, speaker, everyone): (RTPAudioSender?, Bool, String?, [Participant]) = state.withLock { s in
-            guard s.phase == .joining else { return (nil, false, nil, []) }
+        let (sender, wantsMic, hasMicrophone, speaker, everyone): (RTPAudioSender?, Bool, Bool, String?, [Participant]) = state.withLock { s in
+            guard s.phase == .joining else { return (nil, false, false, nil, []) }
             s.phase = .joined
             s.localID = room.participantID
             s.media = room.media
@@ -504,12 +521,23 @@ public final class Meeting: @unchecked Sendable {
             if let media = room.media, let socket = s.socket {
                 s.sender = try? RTPAudioSender(socket: socket, ssrc: media.ssrc, payloadType: UInt8(media.payloadType), audioLevelID: media.audioLevelId)
             }
-            return (s.sender, !(me?.micMuted ?? true), room.speakerID, s.order.compactMap { s.participants[$0] })
+            let hasMicrophone: Bool
+            switch s.microphone {
+            case .none: hasMicrophone = false
+            case .device, .custom: hasMicrophone = true
+            }
+            return (s.sender, !(me?.micMuted ?? true), hasMicrophone, room.speakerID, s.order.compactMap { s.participants[$0] })
         }
         startTimers()
-        if sender != nil, wantsMic, let error = startPublishing(muted: false) {
-            emit(.error(error))
-            muteMic()
+        if sender != nil, wantsMic {
+            if let error = startPublishing(muted: false) {
+                emit(.error(error))
+                muteMic()
+            }
+        } else if sender != nil, hasMicrophone {
+            // Joined muted: the microphone runs anyway, sending nothing, so that the local engine can
+            // tell the user they speak while muted. A failure here is reported when they unmute.
+            _ = startPublishing(muted: true)
         }
         emit(.meetingJoined(participants: everyone))
         if let speaker { emit(.speakerChanged(participantId: speaker)) }

@@ -10,24 +10,6 @@ import TestSupport
 
 /// A server and SDK clients in one process, over loopback: media, events and the security rules.
 @Suite(.serialized) struct CallEndToEndTests {
-    static let secret = TokenSecret("end-to-end-test-secret-01")!
-
-    static func server(clientTimeout: Double = 15) throws -> RoomServer {
-        var configuration = RoomServerConfiguration()
-        configuration.port = 0
-        configuration.secret = secret
-        configuration.rooms = ["room"]
-        configuration.clientTimeout = clientTimeout
-        let server = try RoomServer(configuration: configuration)
-        server.start()
-        return server
-    }
-
-    static func token(_ participant: String, role: Role = .publisher) -> String {
-        let now = Int(Date().timeIntervalSince1970)
-        return AccessToken(room: "room", participantID: participant, role: role, issuedAt: now, expiresAt: now + 600).signed(with: secret)
-    }
-
     /// A voice in `turns` (seconds) and digital silence elsewhere, at 48 kHz.
     static func track(turns: [ClosedRange<Double>], length: Double, f0: Double, seed: UInt64) throws -> CustomMicrophoneTrack {
         var samples = [Float](repeating: 0, count: Int(length * 16000))
@@ -40,7 +22,7 @@ import TestSupport
     }
 
     static func meeting(_ server: RoomServer, _ participant: String, track: CustomMicrophoneTrack?, role: Role = .publisher) -> Meeting {
-        var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: token(participant, role: role))
+        var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: CallTestServer.token(participant, role: role))
         configuration.microphone = track.map { .custom($0) } ?? .none
         configuration.micEnabled = track != nil
         return Meeting(configuration: configuration)
@@ -59,7 +41,7 @@ import TestSupport
     }
 
     @Test func threeClientsAllSeeTheSameCorrectSpeakerSequence() async throws {
-        let server = try Self.server()
+        let server = try CallTestServer.server()
         defer { server.stop() }
         let plan: [(String, [ClosedRange<Double>], Double)] = [
             ("bob", [0.8...3.3], 110), ("alice", [4.3...6.8], 210), ("carol", [7.8...10.3], 160),
@@ -93,7 +75,7 @@ import TestSupport
     }
 
     @Test func rtpFromUnboundSourcesIsDroppedAndNotForwarded() async throws {
-        let server = try Self.server()
+        let server = try CallTestServer.server()
         defer { server.stop() }
         let alice = Self.meeting(server, "alice", track: nil)
         try await alice.join()
@@ -125,14 +107,14 @@ import TestSupport
     }
 
     @Test func joinFailuresSayWhy() async throws {
-        let server = try Self.server()
+        let server = try CallTestServer.server()
         defer { server.stop() }
         let now = Int(Date().timeIntervalSince1970)
         let cases: [(String, String, MeetingError.JoinFailure)] = [
-            ("room", AccessToken(room: "room", participantID: "x", role: .publisher, issuedAt: 0, expiresAt: now - 5).signed(with: Self.secret), .tokenExpired),
+            ("room", AccessToken(room: "room", participantID: "x", role: .publisher, issuedAt: 0, expiresAt: now - 5).signed(with: CallTestServer.secret), .tokenExpired),
             ("room", AccessToken(room: "room", participantID: "x", role: .publisher, issuedAt: 0, expiresAt: now + 60)
                 .signed(with: TokenSecret("a-forged-secret-0123456")!), .invalidToken),
-            ("nope", AccessToken(room: "nope", participantID: "x", role: .publisher, issuedAt: 0, expiresAt: now + 60).signed(with: Self.secret), .roomNotFound),
+            ("nope", AccessToken(room: "nope", participantID: "x", role: .publisher, issuedAt: 0, expiresAt: now + 60).signed(with: CallTestServer.secret), .roomNotFound),
         ]
         for (room, token, failure) in cases {
             var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: room, token: token)
@@ -147,7 +129,7 @@ import TestSupport
         // Nothing listens on the port after stopping.
         let port = server.port
         server.stop()
-        var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(port)", roomId: "room", token: Self.token("x"))
+        var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(port)", roomId: "room", token: CallTestServer.token("x"))
         configuration.microphone = .none
         configuration.joinTimeout = 3
         do {
@@ -159,7 +141,7 @@ import TestSupport
     }
 
     @Test func oversizedMessageClosesOnlyThatConnection() async throws {
-        let server = try Self.server()
+        let server = try CallTestServer.server()
         defer { server.stop() }
         let alice = Self.meeting(server, "alice", track: nil)
         let log = SpeakerLog()
@@ -171,7 +153,7 @@ import TestSupport
         let closed = Mutex<UInt16?>(nil)
         rude.setHandler(message: { _ in }, closed: { code, _ in closed.withLock { $0 = code ?? 0 } })
         try rude.connect(timeout: 5)
-        rude.send(ClientMessage.join(token: Self.token("rude"), mic: false, webcam: false, rtpPort: nil).json)
+        rude.send(ClientMessage.join(token: CallTestServer.token("rude"), mic: false, webcam: false, rtpPort: nil).json)
         try await Task.sleep(for: .milliseconds(300))
         rude.send(String(repeating: "x", count: 70_000))
         try await Task.sleep(for: .milliseconds(700))
@@ -183,9 +165,9 @@ import TestSupport
     }
 
     @Test func aClientThatVanishesIsRemovedAfterTheTimeout() async throws {
-        let server = try Self.server(clientTimeout: 1)
+        let server = try CallTestServer.server(clientTimeout: 1)
         defer { server.stop() }
-        var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: Self.token("alice"))
+        var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: CallTestServer.token("alice"))
         configuration.microphone = .none
         configuration.pingInterval = 0.3
         let alice = Meeting(configuration: configuration)
@@ -197,7 +179,7 @@ import TestSupport
         let silent = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal?room=room")
         silent.setHandler(message: { _ in }, closed: { _, _ in })
         try silent.connect(timeout: 5)
-        silent.send(ClientMessage.join(token: Self.token("ghost"), mic: false, webcam: false, rtpPort: nil).json)
+        silent.send(ClientMessage.join(token: CallTestServer.token("ghost"), mic: false, webcam: false, rtpPort: nil).json)
         try await Task.sleep(for: .milliseconds(2500))
         #expect(log.left.withLock { $0 } == ["ghost"])
         #expect(alice.localParticipant != nil, "alice pings, so she stays")
@@ -205,7 +187,7 @@ import TestSupport
     }
 
     @Test func moderatorMuteSilencesTheMicrophoneEverywhere() async throws {
-        let server = try Self.server()
+        let server = try CallTestServer.server()
         defer { server.stop() }
         let alice = Self.meeting(server, "alice", track: try Self.track(turns: [0.2...6], length: 6.5, f0: 200, seed: 3))
         let moderator = Self.meeting(server, "mod", track: nil, role: .moderator)
