@@ -39,7 +39,7 @@ let package = Package(
         // the room server; the client SDK.
         .target(name: "CallProtocol", dependencies: ["CCrypto"]),
         .target(name: "CallTransport", dependencies: ["CWebSockets"]),
-        .target(name: "CallServer", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO"]),
+        .target(name: "CallServer", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO", "SpeakerEval"]),
         .target(name: "CallClient", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO"]),
         // The command-line tool.
         .executableTarget(
@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "activespeakerTests", dependencies: ["SpeakerEval", "TestSupport"]),
         .testTarget(name: "CallProtocolTests", dependencies: ["CallProtocol"]),
         .testTarget(name: "CallTransportTests", dependencies: ["CallTransport"]),
-        .testTarget(name: "CallTests", dependencies: ["CallServer", "CallClient", "CallProtocol", "CallTransport", "SpeakerIO", "TestSupport"]),
+        .testTarget(name: "CallTests", dependencies: ["CallServer", "CallClient", "CallProtocol", "CallTransport", "SpeakerIO", "SpeakerEval", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -11,8 +11,14 @@ protocol MediaLoopDelegate: AnyObject, Sendable {
     func audioLevels(room: String, time: Double, levels: [String: Double], speaking: [String])
     /// Once per tick, after the events: the server's chance to time out silent clients.
     func tickEnded(ticks: Int)
-    /// A publisher's decoded 10 ms hop (16 kHz), for recording; only when `recordsAudio` is set.
+    /// A publisher's decoded 10 ms hop (16 kHz) at `tick`, for recording; only when `recordsAudio` is set.
     func recordHop(room: String, participant: String, hop: UnsafeBufferPointer<Float>, tick: Int)
+    /// The engine's speech decision for a publisher changed (`time`: when it did, in room time); only
+    /// when `recordsAudio` is set.
+    func speechChanged(room: String, participant: String, active: Bool, time: Double)
+    /// A room's media starts or ends at `tick` (the loop's 10 ms clock).
+    func roomOpened(_ room: String, tick: Int)
+    func roomClosed(_ room: String, tick: Int)
 }
 
 /// Counters of the media plane.
@@ -119,6 +125,9 @@ final class MediaLoop: @unchecked Sendable {
         finished.wait()
     }
 
+    /// The loop's tick count; read after `stop()` (or from the loop's own callbacks).
+    var tickCount: Int { ticks }
+
     // MARK: The loop's thread
 
     private func run() {
@@ -159,9 +168,13 @@ final class MediaLoop: @unchecked Sendable {
         case .openRoom(let room):
             guard rooms[room] == nil else { return }
             rooms[room] = MediaRoom(engineRoom: engine.addRoom(name: room), openedAtTick: ticks)
+            delegate?.roomOpened(room, tick: ticks)
         case .closeRoom(let room):
             for index in members.indices.reversed() where members[index].room == room { removeMember(at: index) }
-            if let closing = rooms.removeValue(forKey: room) { engine.removeRoom(closing.engineRoom) }
+            if let closing = rooms.removeValue(forKey: room) {
+                engine.removeRoom(closing.engineRoom)
+                delegate?.roomClosed(room, tick: ticks)
+            }
         case .addMember(let room, let participant, let ssrc, let sender, let receiver):
             guard let mediaRoom = rooms[room] else { return }
             var member = Member(
@@ -182,7 +195,15 @@ final class MediaLoop: @unchecked Sendable {
     }
 
     private func removeMember(at index: Int) {
-        if let stream = members[index].stream { _ = engine.removeStream(stream) }
+        if let stream = members[index].stream {
+            // The engine's closing events come after the member is gone: end its recorded speech now.
+            if recordsAudio, engine.isSpeaking(stream), let room = rooms[members[index].room] {
+                delegate?.speechChanged(
+                    room: members[index].room, participant: members[index].participant, active: false,
+                    time: Double(ticks - room.openedAtTick) / 100)
+            }
+            _ = engine.removeStream(stream)
+        }
         members.remove(at: index)
         reindex()
     }
@@ -234,11 +255,17 @@ final class MediaLoop: @unchecked Sendable {
         engine.tick()
         ticks += 1
         engine.consumeEvents { event in
-            guard case .dominant(let engineRoom, let stream, let time) = event,
-                let (name, room) = rooms.first(where: { $0.value.engineRoom == engineRoom })
-            else { return }
-            let participant = stream.flatMap { memberOfStream[$0] }.map { members[$0].participant }
-            delegate?.speakerChanged(room: name, participant: participant, time: time - Double(room.openedAtTick) / 100)
+            switch event {
+            case .dominant(let engineRoom, let stream, let time):
+                guard let (name, room) = rooms.first(where: { $0.value.engineRoom == engineRoom }) else { return }
+                let participant = stream.flatMap { memberOfStream[$0] }.map { members[$0].participant }
+                delegate?.speakerChanged(room: name, participant: participant, time: time - Double(room.openedAtTick) / 100)
+            case .speech(let stream, let active, _, let since):
+                guard recordsAudio, let index = memberOfStream[stream], let room = rooms[members[index].room] else { return }
+                delegate?.speechChanged(
+                    room: members[index].room, participant: members[index].participant, active: active,
+                    time: since - Double(room.openedAtTick) / 100)
+            }
         }
         if ticks % levelTicks == 0 { reportLevels() }
         let snapshot = counters

@@ -22,6 +22,9 @@ public struct RoomServerConfiguration: Sendable {
     public var clientTimeout: Double = 15
     /// Seconds between `audio-levels` messages.
     public var levelInterval: Double = 0.2
+    /// Where calls are recorded (a folder per room: Ogg Opus per participant, events.jsonl,
+    /// speech.rttm, floor.rttm); nil: no recording.
+    public var recordingDirectory: String?
     /// The engine's settings (as `detect --config`).
     public var engine = EngineConfiguration()
 
@@ -44,6 +47,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
     private let registry: Mutex<RoomRegistry>
     private var web: WebServer!
     private var media: MediaLoop!
+    private let recorder: CallRecorder?
     private let log: @Sendable (String) -> Void
     private let started = DispatchTime.now().uptimeNanoseconds
 
@@ -54,12 +58,15 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
         self.configuration = configuration
         secret = configuration.secret ?? TokenSecret.random()
         self.log = log
+        recorder = try configuration.recordingDirectory.map { directory in
+            try CallRecorder(directory: directory) { failure in log(#"{"type":"recording-failed","message":\#(quoted(failure))}"#) }
+        }
         registry = Mutex(RoomRegistry(settings: RoomRegistry.Settings(
             secret: secret, rtpPort: 0, defaultMaxParticipants: configuration.maxParticipants,
             clientTimeout: configuration.clientTimeout)))
         media = try MediaLoop(
             address: configuration.rtpAddress, configuration: configuration.engine, levelInterval: configuration.levelInterval,
-            recordsAudio: false, delegate: self)
+            recordsAudio: recorder != nil, delegate: self)
         let rtpPort = media.port
         registry.withLock { $0.setRTPPort(rtpPort) }
         web = try WebServer(host: configuration.host, port: configuration.port, delegate: self)
@@ -86,6 +93,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
     public func stop() {
         web.stop()
         media.stop()
+        recorder?.finish(tick: media.tickCount)
     }
 
     /// Seconds since the server started.
@@ -112,12 +120,18 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
         case .openRoom(let room): log(#"{"type":"room-opened","room":\#(quoted(room))}"#)
         case .closeRoom(let room): log(#"{"type":"room-closed","room":\#(quoted(room))}"#)
         case .addMember(let room, let participant, let ssrc, _, _):
-            log(#"{"type":"participant-joined","room":\#(quoted(room)),"participant":\#(quoted(participant)),"ssrc":\#(ssrc.map(String.init) ?? "null")}"#)
+            roomEvent(room, #""type":"participant-joined","room":\#(quoted(room)),"participant":\#(quoted(participant)),"ssrc":\#(ssrc.map(String.init) ?? "null")"#)
         case .removeMember(let room, let participant):
-            log(#"{"type":"participant-left","room":\#(quoted(room)),"participant":\#(quoted(participant))}"#)
+            roomEvent(room, #""type":"participant-left","room":\#(quoted(room)),"participant":\#(quoted(participant))"#)
         case .setMuted(let room, let participant, let muted):
-            log(#"{"type":"mic-muted","room":\#(quoted(room)),"participant":\#(quoted(participant)),"muted":\#(muted)}"#)
+            roomEvent(room, #""type":"mic-muted","room":\#(quoted(room)),"participant":\#(quoted(participant)),"muted":\#(muted)"#)
         }
+    }
+
+    /// Logs a room's event (JSON members without braces) and records it with the server time.
+    private func roomEvent(_ room: String, _ members: String) {
+        log("{" + members + "}")
+        recorder?.event(room: room, line: #"{"serverTime":\#(String(format: "%.3f", now)),"# + members + "}")
     }
 
     // MARK: WebServerDelegate (transport thread)
@@ -208,7 +222,8 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
 
     func speakerChanged(room: String, participant: String?, time: Double) {
         perform(registry.withLock { $0.speakerChanged(room: room, participant: participant, time: time) })
-        log(#"{"type":"speaker-changed","room":\#(quoted(room)),"participant":\#(participant.map(quoted) ?? "null"),"t":\#(String(format: "%.2f", time))}"#)
+        roomEvent(room, #""type":"speaker-changed","room":\#(quoted(room)),"participant":\#(participant.map(quoted) ?? "null"),"t":\#(String(format: "%.2f", time))"#)
+        recorder?.floor(room: room, participant: participant, time: time)
     }
 
     func audioLevels(room: String, time: Double, levels: [String: Double], speaking: [String]) {
@@ -222,6 +237,19 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
     }
 
     func recordHop(room: String, participant: String, hop: UnsafeBufferPointer<Float>, tick: Int) {
+        recorder?.hop(room: room, participant: participant, hop: hop, tick: tick)
+    }
+
+    func speechChanged(room: String, participant: String, active: Bool, time: Double) {
+        recorder?.speech(room: room, participant: participant, active: active, time: time)
+    }
+
+    func roomOpened(_ room: String, tick: Int) {
+        recorder?.roomOpened(room, tick: tick)
+    }
+
+    func roomClosed(_ room: String, tick: Int) {
+        recorder?.roomClosed(room, tick: tick)
     }
 
     // MARK: Helpers

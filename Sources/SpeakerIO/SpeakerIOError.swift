@@ -47,6 +47,10 @@ public struct SpeakerIOError: Error, CustomStringConvertible, Sendable, Hashable
         case noAudioFrames
         /// Reading failed after this many frames (per channel) had been read.
         case readFailed(afterFrames: Int)
+        /// The file cannot be created for writing.
+        case cannotCreate
+        /// Writing failed after this many frames had been written.
+        case writeFailed(afterFrames: Int)
         /// Two inputs would produce the same stream id; `firstPath` already took it.
         case duplicateStreamID(id: String, firstPath: String)
         /// An Opus packet that libopus rejects.
@@ -122,6 +126,8 @@ extension SpeakerIOError.Kind {
             "truncated: header promises \(expected) frames, only \(readable) readable"
         case .noAudioFrames: "contains no audio frames"
         case .readFailed(let frames): "read failed after \(frames) frames"
+        case .cannotCreate: "cannot create"
+        case .writeFailed(let frames): "write failed after \(frames) frames"
         case .duplicateStreamID(let id, let firstPath): "stream id \"\(id)\" is already taken by \(firstPath)"
         case .invalidPacket: "invalid Opus packet"
         case .codecFailed(let operation): "\(operation) failed"

@@ -26,6 +26,10 @@ struct ServeCommand: Command {
         .value("room", "ID", repeatable: true, help: "Create this room at start. Repeatable."),
         .value("max-participants", "N", help: "Participants per room (default 16)."),
         .value("client-timeout", "SECONDS", help: "Remove clients silent this long (default 15)."),
+        .value("record", "DIR", help: """
+            Record every room into DIR/ROOM: Ogg Opus per participant,
+            events.jsonl, speech.rttm, floor.rttm (a meeting for eval).
+            """),
         .value("config", "FILE.json|KEY=VALUE", repeatable: true, help: "Engine settings, as for detect."),
         .value("duration", "SECONDS", help: "Stop after this long (default: until Ctrl-C)."),
     ]
@@ -76,6 +80,7 @@ struct ServeCommand: Command {
             guard let value = Double(text), value >= 1, value <= 3600 else { throw .usage("--client-timeout \(text): expected 1-3600 seconds") }
             configuration.clientTimeout = value
         }
+        configuration.recordingDirectory = options.value("record")
         configuration.engine = try DetectCommand.configuration(from: options.all("config"))
         duration = try options.value("duration").map { text throws(CommandError) in
             guard let value = Double(text), value > 0 else { throw .usage("--duration \(text): expected seconds > 0") }

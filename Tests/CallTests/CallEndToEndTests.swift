@@ -3,6 +3,7 @@ import CallProtocol
 import CallServer
 import CallTransport
 import Foundation
+import SpeakerEval
 import SpeakerIO
 import Synchronization
 import Testing
@@ -41,7 +42,9 @@ import TestSupport
     }
 
     @Test func threeClientsAllSeeTheSameCorrectSpeakerSequence() async throws {
-        let server = try CallTestServer.server()
+        let recordings = FileManager.default.temporaryDirectory.appendingPathComponent("call-recording-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: recordings) }
+        let server = try CallTestServer.server(recordingDirectory: recordings)
         defer { server.stop() }
         let plan: [(String, [ClosedRange<Double>], Double)] = [
             ("bob", [0.8...3.3], 110), ("alice", [4.3...6.8], 210), ("carol", [7.8...10.3], 160),
@@ -72,6 +75,35 @@ import TestSupport
         for meeting in meetings { meeting.leave() }
         let statistics = server.mediaStatistics
         #expect(statistics.accepted > 1000 && statistics.unknownSSRC == 0 && statistics.wrongSource == 0)
+
+        // The recording: a meeting folder eval can read, aligned on room time.
+        server.stop()
+        let folder = recordings + "/room"
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        #expect(files == ["alice.opus", "bob.opus", "carol.opus", "events.jsonl", "floor.rttm", "speech.rttm"])
+        let speech = try RTTM.parse(String(contentsOfFile: folder + "/speech.rttm", encoding: .utf8))
+        let floor = try RTTM.parse(String(contentsOfFile: folder + "/floor.rttm", encoding: .utf8))
+        #expect(Set(speech.map(\.speaker)) == ["alice", "bob", "carol"])
+        #expect(floor.map(\.speaker).reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } } == ["bob", "alice", "carol"])
+        for (name, turns, _) in plan {
+            // Each participant's recorded speech lies around its turn (the clients joined within a
+            // fraction of a second of the room's start; the jitter buffer adds 60 ms).
+            let mine = speech.filter { $0.speaker == name }
+            let turn = turns[0]
+            #expect(mine.allSatisfy { $0.start > turn.lowerBound - 0.5 && $0.end < turn.upperBound + 1.5 }, "\(name): \(mine)")
+            let audio = try AudioFile(path: folder + "/\(name).opus")
+            #expect(audio.sampleRate == 16000)
+            let samples = try audio.readAllChannels()[0]
+            // Loud where the turn is, silent well before it.
+            let rms = { (range: ClosedRange<Double>) -> Double in
+                let slice = samples[Int(range.lowerBound * 16000)..<min(samples.count, Int(range.upperBound * 16000))]
+                return (slice.reduce(0.0) { $0 + Double($1 * $1) } / Double(max(slice.count, 1))).squareRoot()
+            }
+            #expect(rms((turn.lowerBound + 0.6)...(turn.upperBound - 0.2)) > 0.02, "\(name)")
+            if turn.lowerBound > 2 { #expect(rms(0.2...(turn.lowerBound - 1)) < 0.002, "\(name)") }
+        }
+        let events = try String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8)
+        #expect(events.contains(#""type":"speaker-changed""#) && events.contains(#""type":"participant-joined""#))
     }
 
     @Test func rtpFromUnboundSourcesIsDroppedAndNotForwarded() async throws {

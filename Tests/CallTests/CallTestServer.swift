@@ -7,12 +7,13 @@ enum CallTestServer {
     static let secret = TokenSecret("end-to-end-test-secret-01")!
 
     /// Starts a server with the one room `room`; the caller stops it.
-    static func server(clientTimeout: Double = 15) throws -> RoomServer {
+    static func server(clientTimeout: Double = 15, recordingDirectory: String? = nil) throws -> RoomServer {
         var configuration = RoomServerConfiguration()
         configuration.port = 0
         configuration.secret = secret
         configuration.rooms = ["room"]
         configuration.clientTimeout = clientTimeout
+        configuration.recordingDirectory = recordingDirectory
         let server = try RoomServer(configuration: configuration)
         server.start()
         return server
