@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Load test of the room server: ROOMS rooms x CLIENTS file-backed `join` clients for SECONDS.
+
+Every client publishes a looped espeak-ng file in which its participant talks in its own slot of a
+cycle (slot i of CLIENTS, SLOT seconds each: speech, then a pause), so each room has a turn every
+SLOT seconds. The script starts `activespeaker serve` on loopback (free ports), creates the rooms
+through the HTTP API, starts all clients at once, waits, stops them and checks:
+
+  - every client of a room received the same speaker-changed sequence, which is the sequence the
+    server logged for that room (nothing lost, nothing reordered), after the room's last join;
+  - every client received forwarded packets from each other client of its room;
+  - the named speakers follow the script's rotation (each change names the slot's speaker).
+
+It reports the server's CPU time per participant (user + system, from /proc, over the whole run)
+and writes a JSON summary with --json FILE. Exit status 0 when every
+check passes, 1 otherwise.
+
+Usage: tools/load_test.py [--rooms 10] [--clients 5] [--seconds 180] [--slot 4]
+                          [--binary .build/release/activespeaker] [--json FILE]
+Loopback only; needs espeak-ng and sox (tools/install-deps.sh).
+"""
+import argparse, json, os, signal, subprocess, sys, tempfile, time, urllib.request
+
+VOICES = ["en-us", "en-gb+f3", "en+m3", "en-gb+f4", "en+m7", "en-us+f2", "en+m1", "en-gb+f1"]
+LINES = [
+    "the quarterly numbers look better than we expected",
+    "i think we should ship the release next tuesday",
+    "could you send me the notes from the design review",
+    "the customer asked about the pricing for large teams",
+    "let us move the planning meeting to thursday morning",
+    "the new build fixes the crash on older machines",
+    "we still need a decision on the hiring budget",
+    "the test results came back clean this time",
+]
+SECRET = "load-test-secret-0123456789"
+
+
+def run(*command, **kwargs):
+    return subprocess.run(command, check=True, capture_output=True, text=True, **kwargs)
+
+
+def make_files(work, clients, slot):
+    """One file per participant: speech in its slot of the cycle, silence elsewhere (16 kHz)."""
+    cycle = clients * slot
+    paths = []
+    for index in range(clients):
+        raw, speech, path = (os.path.join(work, f"{name}{index}.wav") for name in ("raw", "speech", "p"))
+        run("espeak-ng", "-v", VOICES[index % len(VOICES)], "-s", "165", "-w", raw, LINES[index % len(LINES)])
+        # At most slot - 1 s of speech, then silence to the end of the slot, placed at the slot's start.
+        run("sox", raw, "-r", "16000", "-c", "1", "-b", "16", speech, "trim", "0", str(slot - 1))
+        before, after = index * slot + 0.5, None
+        length = float(run("soxi", "-D", speech).stdout)
+        after = cycle - before - length
+        run("sox", speech, path, "pad", f"{before}", f"{max(after, 0)}")
+        paths.append(path)
+    return paths, cycle
+
+
+def api(port, method, path, token, body=None):
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}", method=method, data=None if body is None else json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return answer.status, answer.read().decode()
+
+
+def cpu_seconds(pid):
+    """User + system seconds of a process (clock ticks from /proc)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def collapse(names):
+    out = []
+    for name in names:
+        if name is not None and (not out or out[-1] != name):
+            out.append(name)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rooms", type=int, default=10)
+    parser.add_argument("--clients", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=180)
+    parser.add_argument("--slot", type=float, default=4)
+    parser.add_argument("--binary", default=".build/release/activespeaker")
+    parser.add_argument("--json")
+    options = parser.parse_args()
+    if not os.access(options.binary, os.X_OK):
+        sys.exit(f"load_test: {options.binary} not found; build it (swift build -c release)")
+
+    work = tempfile.mkdtemp(prefix="load-test-")
+    files, cycle = make_files(work, options.clients, options.slot)
+    server_out = open(os.path.join(work, "server.jsonl"), "w+")
+    server = subprocess.Popen(
+        [options.binary, "serve", "--listen", "127.0.0.1:0", "--secret", SECRET,
+         "--max-participants", str(options.clients + 1)],
+        stdout=server_out, stderr=subprocess.DEVNULL)
+    clients = []
+    try:
+        deadline = time.time() + 10
+        port = None
+        while port is None and time.time() < deadline:
+            server_out.seek(0)
+            for line in server_out:
+                if '"listening"' in line:
+                    port = json.loads(line)["http"]
+            time.sleep(0.05)
+        if port is None:
+            sys.exit("load_test: serve did not start")
+
+        def token(room, participant, role="publisher"):
+            return run(options.binary, "token", "--secret", SECRET, "--room", room, "--participant", participant,
+                       "--role", role).stdout.strip()
+
+        admin = token("*", "admin", "moderator")
+        rooms = [f"load{index}" for index in range(options.rooms)]
+        for room in rooms:
+            status, _ = api(port, "POST", "/v1/rooms", admin, {"roomId": room})
+            assert status == 201, status
+        tokens = {(room, index): token(room, f"p{index}") for room in rooms for index in range(options.clients)}
+        print(f"load_test: {options.rooms} rooms x {options.clients} clients for {options.seconds:.0f} s "
+              f"(turn every {options.slot:g} s)", file=sys.stderr)
+        cpu_start = cpu_seconds(server.pid)
+        started = time.time()
+        for room in rooms:
+            for index in range(options.clients):
+                out = open(os.path.join(work, f"{room}-p{index}.jsonl"), "w")
+                clients.append((room, index, out, subprocess.Popen(
+                    [options.binary, "join", "--server", f"ws://127.0.0.1:{port}", "--room", room,
+                     "--token", tokens[(room, index)], "--mic", files[index], "--loop",
+                     "--duration", str(options.seconds)],
+                    stdout=out, stderr=subprocess.STDOUT)))
+        last_progress = 0
+        while any(process.poll() is None for *_, process in clients):
+            elapsed = time.time() - started
+            if sys.stderr.isatty() and elapsed - last_progress >= 1:
+                print(f"\rload_test: {elapsed:5.0f} / {options.seconds:.0f} s", end="", file=sys.stderr)
+                last_progress = elapsed
+            if elapsed > options.seconds + 30:
+                break
+            time.sleep(0.2)
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
+        wall = time.time() - started
+        server_cpu = cpu_seconds(server.pid) - cpu_start
+    finally:
+        for *_, process in clients:
+            if process.poll() is None:
+                process.kill()
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+    server_out.seek(0)
+    server_events = [json.loads(line) for line in server_out if line.startswith("{")]
+    failures = []
+    per_room = {}
+    for room in rooms:
+        # The room's server log in order; the changes every client must have seen are those after the
+        # last join and before the first leave.
+        log = [e for e in server_events if e.get("room") == room]
+        joined_at = max((i for i, e in enumerate(log) if e.get("type") == "participant-joined"), default=-1)
+        left_at = min((i for i, e in enumerate(log) if e.get("type") == "participant-left"), default=len(log))
+        logged = [e.get("participant") for e in log if e.get("type") == "speaker-changed"]
+        expected = [e.get("participant") for e in log[joined_at + 1:left_at] if e.get("type") == "speaker-changed"]
+        for (client_room, index, out, process) in clients:
+            if client_room != room:
+                continue
+            out.close()
+            events = [json.loads(line) for line in open(out.name) if line.startswith("{")]
+            if process.returncode != 0:
+                failures.append(f"{room}/p{index}: exit status {process.returncode}")
+            left = next((e for e in events if e.get("type") == "left"), None)
+            others = {f"p{other}" for other in range(options.clients) if other != index}
+            if left is None or set(left.get("packets", {})) != others or min(left["packets"].values() or [0]) < 100:
+                failures.append(f"{room}/p{index}: forwarded packets {left and left.get('packets')}")
+            seen = [e.get("participant") for e in events if e.get("type") == "speaker-changed"]
+            if not any(seen[i:i + len(expected)] == expected for i in range(len(seen) - len(expected) + 1)):
+                failures.append(f"{room}/p{index}: saw {collapse(seen)[:10]}..., the server sent {collapse(expected)[:10]}...")
+        named = collapse(expected)
+        rotation_breaks = sum(1 for a, b in zip(named, named[1:]) if int(b[1:]) != (int(a[1:]) + 1) % options.clients)
+        per_room[room] = {"changes": len(logged), "checkedChanges": len(expected), "turns": len(named),
+                          "rotationBreaks": rotation_breaks}
+        if len(named) < max(2, int(options.seconds / options.slot) // 2):
+            failures.append(f"{room}: only {len(named)} turns named in {options.seconds:.0f} s")
+    participants = options.rooms * options.clients
+    stats = next((e for e in server_events if e.get("type") == "stats"), {})
+    summary = {
+        "rooms": options.rooms, "clientsPerRoom": options.clients, "seconds": round(wall, 1),
+        "serverCPUSeconds": round(server_cpu, 2),
+        "serverCPUPerParticipantPercent": round(100 * server_cpu / wall / participants, 3),
+        "serverCPUPercentOfOneCore": round(100 * server_cpu / wall, 1),
+        "mediaStats": stats, "perRoom": per_room, "failures": failures,
+    }
+    print(f"load_test: server CPU {server_cpu:.1f} s over {wall:.0f} s = {100 * server_cpu / wall:.1f} % of one core, "
+          f"{summary['serverCPUPerParticipantPercent']:.3f} % per participant ({participants} participants); "
+          f"packets accepted {stats.get('accepted')}, forwarded {stats.get('forwarded')}")
+    turns = sum(r["turns"] for r in per_room.values())
+    breaks = sum(r["rotationBreaks"] for r in per_room.values())
+    print(f"load_test: {turns} turns named across rooms, {breaks} out of the script's rotation; "
+          f"{len(failures)} failures")
+    for failure in failures[:20]:
+        print("  " + failure)
+    if options.json:
+        with open(options.json, "w") as out:
+            json.dump(summary, out, indent=1)
+    return 0 if not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
