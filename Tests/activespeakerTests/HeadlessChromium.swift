@@ -185,15 +185,23 @@ final class HeadlessChromium {
         return lines.isEmpty ? "" : "; browser log:\n" + lines.joined(separator: "\n")
     }
 
-    /// Kills the browser's whole process group, waits for the browser, removes its profile. Idempotent.
+    /// Asks the browser to quit (it then ends its own helper processes), waits for it at most 3 s,
+    /// then kills its whole process group anyway and removes its profile. Idempotent.
     func close() {
         guard !closed else { return }
         closed = true
+        _ = try? send("Browser.close", timeout: 2)
         Glibc.close(commands)
         Glibc.close(answers)
-        kill(-pid, SIGKILL)
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let deadline = Date().addingTimeInterval(3)
+        var exited = false
+        while !exited && Date() < deadline {
+            exited = waitpid(pid, &status, WNOHANG) == pid
+            if !exited { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        kill(-pid, SIGKILL)  // whatever is left of the group; the crash handlers leave on their own
+        if !exited { while waitpid(pid, &status, 0) == -1 && errno == EINTR {} }
         profile.remove()
     }
 }
