@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+
+/// The room server under load, as `tools/load_test.py` runs it: 10 rooms of 5 file-backed `join`
+/// clients, every client seeing its room's speaker-changed sequence exactly as the server sent it.
+/// A short run here; the README's figures come from a three-minute release run.
+@Suite("load: 10 rooms x 5 join clients", .serialized)
+struct LoadTests {
+    @Test func tenRoomsOfFiveClientsAllSeeTheSameSequence() throws {
+        // tools/test.sh builds it; 50 clients of a debug build cannot keep up with real time.
+        let path = try #require(
+            ProcessInfo.processInfo.environment["ACTIVESPEAKER_LOAD_BINARY"],
+            "set ACTIVESPEAKER_LOAD_BINARY to a release build (swift build -c release), as tools/test.sh does")
+        let binary = URL(fileURLWithPath: path)
+        let summary = FileManager.default.temporaryDirectory.appendingPathComponent("load-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: summary) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", LiveRunner.tools.appendingPathComponent("load_test.py").path, "--rooms", "10", "--clients", "5",
+            "--seconds", "20", "--binary", binary.path, "--json", summary,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: summary))) as? [String: Any])
+        #expect((object["failures"] as? [String])?.isEmpty == true, "\(text)")
+        let rooms = try #require(object["perRoom"] as? [String: [String: Any]])
+        #expect(rooms.count == 10)
+        // Every room had turns that all five clients saw.
+        #expect(rooms.values.allSatisfy { ($0["checkedChanges"] as? Int ?? 0) >= 2 }, "\(text)")
+    }
+}
