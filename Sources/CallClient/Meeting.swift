@@ -11,6 +11,8 @@ public struct MeetingConfiguration: Sendable {
     public var roomId: String
     /// A token of the room (see `activespeaker token`).
     public var token: String
+    /// The name others see; nil: the token's name.
+    public var displayName: String?
     /// Whether the microphone is on when joining. When off, a publisher's microphone still runs, muted:
     /// nothing is sent, but the local engine listens so that `speakingWhileMuted` can fire.
     public var micEnabled = true
@@ -183,7 +185,11 @@ public final class Meeting: @unchecked Sendable {
             s.socket = socket
             s.webcam = configuration.webcamEnabled
         }
-        client.send(ClientMessage.join(token: configuration.token, mic: wantsMic, webcam: configuration.webcamEnabled, rtpPort: socket?.port).json)
+        client.send(
+            ClientMessage.join(
+                token: configuration.token, mic: wantsMic, webcam: configuration.webcamEnabled, rtpPort: socket?.port,
+                displayName: configuration.displayName
+            ).json)
         return nil
     }
 

@@ -3,7 +3,8 @@ import Foundation
 /// A message from a client to the server (docs/call.md, "Client to server").
 public enum ClientMessage: Sendable, Hashable {
     /// Must come first. `rtpPort`: the UDP port the client sends RTP from and receives forwarded RTP on.
-    case join(token: String, mic: Bool, webcam: Bool, rtpPort: Int?)
+    /// `displayName` replaces the token's name (1–128 characters).
+    case join(token: String, mic: Bool, webcam: Bool, rtpPort: Int?, displayName: String? = nil)
     case leave
     case muteMic
     case unmuteMic
@@ -49,6 +50,7 @@ private struct Wire: Codable {
     var to: String?
     var from: String?
     var participantId: String?
+    var displayName: String?
     var roomId: String?
     var participants: [ParticipantInfo]?
     var participant: ParticipantInfo?
@@ -68,7 +70,7 @@ private struct Wire: Codable {
     init(type: String) { self.type = type }
 
     enum CodingKeys: String, CodingKey {
-        case type, token, mic, webcam, rtpPort, kind, text, data, to, from, participantId, roomId, participants,
+        case type, token, mic, webcam, rtpPort, kind, text, data, to, from, participantId, displayName, roomId, participants,
             participant, speakerId, media, reason, muted, by, t, levels, speaking, code, message
     }
 
@@ -85,6 +87,7 @@ private struct Wire: Codable {
         to = try c.decodeIfPresent(String.self, forKey: .to)
         from = try c.decodeIfPresent(String.self, forKey: .from)
         participantId = try c.decodeIfPresent(String.self, forKey: .participantId)
+        displayName = try c.decodeIfPresent(String.self, forKey: .displayName)
         roomId = try c.decodeIfPresent(String.self, forKey: .roomId)
         participants = try c.decodeIfPresent([ParticipantInfo].self, forKey: .participants)
         participant = try c.decodeIfPresent(ParticipantInfo.self, forKey: .participant)
@@ -113,6 +116,7 @@ private struct Wire: Codable {
         try c.encodeIfPresent(to, forKey: .to)
         try c.encodeIfPresent(from, forKey: .from)
         try c.encodeIfPresent(participantId, forKey: .participantId)
+        try c.encodeIfPresent(displayName, forKey: .displayName)
         try c.encodeIfPresent(roomId, forKey: .roomId)
         try c.encodeIfPresent(participants, forKey: .participants)
         try c.encodeIfPresent(participant, forKey: .participant)
@@ -149,8 +153,9 @@ extension ClientMessage {
 
     private var wire: Wire {
         switch self {
-        case .join(let token, let mic, let webcam, let rtpPort):
+        case .join(let token, let mic, let webcam, let rtpPort, let displayName):
             var w = Wire(type: "join")
+            w.displayName = displayName
             w.token = token
             w.mic = mic
             w.webcam = webcam
@@ -199,7 +204,12 @@ extension ClientMessage {
             if let port = w.rtpPort, !(1...65535).contains(port) {
                 throw CallError(.malformedMessage, "malformed message: rtpPort must be 1-65535")
             }
-            self = .join(token: try required(w.token, "token"), mic: w.mic ?? true, webcam: w.webcam ?? false, rtpPort: w.rtpPort)
+            if let name = w.displayName, name.isEmpty || name.count > 128 {
+                throw CallError(.malformedMessage, "malformed message: displayName must be 1-128 characters")
+            }
+            self = .join(
+                token: try required(w.token, "token"), mic: w.mic ?? true, webcam: w.webcam ?? false, rtpPort: w.rtpPort,
+                displayName: w.displayName)
         case "leave": self = .leave
         case "mute-mic": self = .muteMic
         case "unmute-mic": self = .unmuteMic

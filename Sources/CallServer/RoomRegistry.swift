@@ -163,8 +163,10 @@ struct RoomRegistry {
         guard let roomID = state.room, let participantID = state.participant,
             let room = rooms[roomID], let me = room.participant(participantID)
         else {
-            if case .join(let token, let mic, let webcam, let rtpPort) = message {
-                return join(connection, token: token, mic: mic, webcam: webcam, rtpPort: rtpPort, epochSeconds: epochSeconds)
+            if case .join(let token, let mic, let webcam, let rtpPort, let displayName) = message {
+                return join(
+                    connection, token: token, mic: mic, webcam: webcam, rtpPort: rtpPort, displayName: displayName,
+                    epochSeconds: epochSeconds)
             }
             if case .ping = message { return [.send(connection, .pong)] }
             return [.send(connection, .error(CallError(.joinState, "send join first")))]
@@ -248,7 +250,8 @@ struct RoomRegistry {
     // MARK: Rules
 
     private mutating func join(
-        _ connection: ConnectionNumber, token: String, mic: Bool, webcam: Bool, rtpPort: Int?, epochSeconds: Int
+        _ connection: ConnectionNumber, token: String, mic: Bool, webcam: Bool, rtpPort: Int?, displayName: String?,
+        epochSeconds: Int
     ) -> [Effect] {
         guard let state = connections[connection] else { return [] }
         let claims: AccessToken
@@ -271,7 +274,7 @@ struct RoomRegistry {
         let ssrc = publishes ? newSSRC() : nil
         if let ssrc { usedSSRCs.insert(ssrc) }
         let info = ParticipantInfo(
-            id: claims.participantID, displayName: claims.displayName, role: claims.role, micMuted: !(publishes && mic),
+            id: claims.participantID, displayName: displayName ?? claims.displayName, role: claims.role, micMuted: !(publishes && mic),
             audio: publishes && mic, video: webcam, ssrc: ssrc)
         let member = Participant(info: info, connection: connection)
         var effects = broadcast(room, .participantJoined(info), except: nil)

@@ -22,6 +22,7 @@ struct JoinCommand: Command {
             ALSA device (alsa:default, alsa:hw:0), or none.
             Default: the first ALSA microphone.
             """),
+        .value("name", "TEXT", help: "Display name (default: the token's)."),
         .flag("loop", help: "Repeat the --mic file."),
         .value("silence-after", "SECONDS", help: "Silence after the --mic file (default 0)."),
         .flag("muted", help: "Join with the microphone muted."),
@@ -57,6 +58,10 @@ struct JoinCommand: Command {
         guard let token = options.value("token") else { throw .usage("missing --token") }
         var configuration = MeetingConfiguration(server: server, roomId: room, token: token)
         configuration.micEnabled = !options.has("muted")
+        if let name = options.value("name") {
+            guard !name.isEmpty, name.count <= 128 else { throw .usage("--name: 1-128 characters") }
+            configuration.displayName = name
+        }
         configuration.webcamEnabled = options.has("webcam")
         let silence = try options.value("silence-after").map { text throws(CommandError) in
             guard let value = Double(text), value >= 0 else { throw .usage("--silence-after \(text): expected seconds ≥ 0") }

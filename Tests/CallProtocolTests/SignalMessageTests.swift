@@ -7,6 +7,7 @@ import CallProtocol
 
     static let clientMessages: [ClientMessage] = [
         .join(token: "t.o.k", mic: false, webcam: true, rtpPort: 40000), .join(token: "x", mic: true, webcam: false, rtpPort: nil),
+        .join(token: "x", mic: true, webcam: false, rtpPort: nil, displayName: "Zoë"),
         .leave, .muteMic, .unmuteMic, .enableStream(.video), .disableStream(.audio),
         .message(.text("hi \"there\"\n"), to: nil), .message(.data([0, 1, 255]), to: "bob"),
         .muteParticipant("bob"), .removeParticipant("bob"), .ping,
@@ -57,6 +58,7 @@ import CallProtocol
         #"{"type":"join","token":"T","rtpPort":70000}"#, #"{"type":"enable-stream","kind":"smell"}"#,
         #"{"type":"message"}"#, #"{"type":"message","text":"a","data":"AA=="}"#, #"{"type":"message","data":"%%%"}"#,
         #"{"type":"mute-participant"}"#, "{\"type\":\"ping\"", #"{"type":"join","token":5}"#,
+        #"{"type":"join","token":"T","displayName":""}"#,
     ])
     func malformedClientMessagesAreRefused(text: String) {
         do {

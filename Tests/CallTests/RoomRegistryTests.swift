@@ -48,6 +48,16 @@ import Testing
             receiver: MediaEndpoint(host: "127.0.0.1", port: 5000)))))
     }
 
+    @Test mutating func theJoinMayNameTheParticipant() {
+        registry.opened(1, room: "room", peerHost: "127.0.0.1", now: 0)
+        let text = ClientMessage.join(token: Self.token("alice"), mic: true, webcam: false, rtpPort: nil, displayName: "Alice Smith").json
+        guard case .joined(let room)? = Self.messages(registry.received(1, text: text, now: 0, epochSeconds: Self.now), to: 1).first else {
+            Issue.record("no joined")
+            return
+        }
+        #expect(room.participants.first?.displayName == "Alice Smith")
+    }
+
     @Test mutating func othersHearOfJoinsAndLeaves() {
         _ = join(1, Self.token("alice"))
         let effects = join(2, Self.token("bob"))

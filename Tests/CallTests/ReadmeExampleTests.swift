@@ -1,0 +1,42 @@
+import CallClient
+import CallProtocol
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+/// The README's SDK example, compiled and run against a server in this process.
+@Suite struct ReadmeExampleTests {
+    /// As in the README, but recording what it would print.
+    final class Printer: MeetingEventListener {
+        let lines = Mutex<[String]>([])
+        func onMeetingJoined() { lines.withLock { $0.append("joined") } }
+        func onSpeakerChanged(participantId: String?) { lines.withLock { $0.append("speaker: \(participantId ?? "nobody")") } }
+        func onError(_ error: MeetingError) { lines.withLock { $0.append("error \(error.code): \(error.message)") } }
+    }
+
+    @Test func theMeetingBotExampleRuns() async throws {
+        let server = try CallTestServer.server()
+        defer { server.stop() }
+        let token = CallTestServer.token("bot")
+
+        var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: token)
+        configuration.microphone = .custom(try CustomMicrophoneTrack.file(FixturePaths.file("meetings/m1-clean/bob.flac")))
+        configuration.displayName = "Meeting bot"
+        let meeting = Meeting(configuration: configuration)
+        let printer = Printer()
+        meeting.addEventListener(printer)
+        try await meeting.join()
+        #expect(meeting.localParticipant?.displayName == "Meeting bot")
+
+        var events: [MeetingEvent] = []
+        for await event in meeting.events {
+            events.append(event)
+            if case .speakerChanged(let id) = event, id == "bot" { break }
+        }
+        meeting.leave()
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(printer.lines.withLock { $0 }.prefix(2) == ["joined", "speaker: bot"])
+        #expect(events.contains(.speakerChanged(participantId: "bot")))
+    }
+}
