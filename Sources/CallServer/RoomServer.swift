@@ -246,6 +246,8 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
 
     func roomOpened(_ room: String, tick: Int) {
         recorder?.roomOpened(room, tick: tick)
+        // Room time 0 in server time, so a recording's events can be placed on its audio.
+        recorder?.event(room: room, line: #"{"serverTime":\#(String(format: "%.3f", now)),"type":"room-opened","room":\#(quoted(room))}"#)
     }
 
     func roomClosed(_ room: String, tick: Int) {
