@@ -29,8 +29,10 @@ public final class Engine {
     /// Threads that share the work of a tick (the calling thread is one of them).
     public let workers: Int
 
-    private var channels: [StreamChannel?] = []
-    private var rooms: [RoomState?] = []
+    // Unchecked exclusivity: read on every frame by the workers, changed only between ticks (see
+    // `StreamChannel`).
+    @exclusivity(unchecked) private var channels: [StreamChannel?] = []
+    @exclusivity(unchecked) private var rooms: [RoomState?] = []
     /// One shard per worker: the rooms it owns, its FFT scratch and its events.
     private let shards: [Shard]
     private var threads: [WorkerThread] = []

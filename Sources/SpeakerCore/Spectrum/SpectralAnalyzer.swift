@@ -53,7 +53,7 @@ final class SpectralAnalyzer {
     private let overSubtraction: Float
 
     /// Power per bin of the current frame (scratch).
-    private var power: [Float]
+    @exclusivity(unchecked) private var power: [Float]  // one worker uses an analyzer at a time
     /// Power gain of a first-difference filter at each bin's frequency.
     private let differenceGain: [Float]
 
