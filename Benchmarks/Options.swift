@@ -12,6 +12,8 @@ struct Options {
     var activespeaker: String?
     /// Stream counts of scenario 1.
     var analysisStreams = [1, 64, 1024, 10_000]
+    /// Room sizes of scenario 2.
+    var levelRoomSizes = LevelScenario.roomSizes
     var allowDebug = false
     var cacheDirectory = NSTemporaryDirectory() + "/activespeaker-bench"
     /// Internal: run the memory probe of scenario 5 in this process and print its JSON.
@@ -37,6 +39,7 @@ struct Options {
           --runs N             Measured runs per configuration (default 5; 3 with --quick).
           --scenario LIST      Only these scenarios, e.g. 1 or 1,3,6 (repeatable).
           --streams LIST       Stream counts of scenario 1 (default 1,64,1024,10000).
+          --room-sizes LIST    Room sizes of scenario 2 (default 2,10,100,1000).
           --json PATH          Where to write the JSON results (default .build/benchmarks.json
                                under the package, else the temporary directory).
           --markdown PATH      Also write the tables as Markdown (for docs/benchmarks.md).
@@ -80,6 +83,12 @@ struct Options {
                 guard list.allSatisfy({ (1...6).contains($0) }) else { throw BenchmarkError("scenarios are 1…6") }
                 scenarioList += list
             case "--streams": options.analysisStreams = try integers(argument, try value(argument))
+            case "--room-sizes":
+                let sizes = try integers(argument, try value(argument))
+                guard sizes.allSatisfy({ (2...LevelScenario.participants).contains($0) }) else {
+                    throw BenchmarkError("room sizes are 2…\(LevelScenario.participants)")
+                }
+                options.levelRoomSizes = sizes
             case "--json": options.jsonPath = try value(argument)
             case "--markdown": options.markdownPath = try value(argument)
             case "--fixtures": options.fixtures = try value(argument)
@@ -116,6 +125,7 @@ struct Options {
             "quick": String(quick), "runs": String(runs),
             "scenarios": scenarios.map(String.init).joined(separator: ","),
             "streams": analysisStreams.map(String.init).joined(separator: ","),
+            "roomSizes": levelRoomSizes.map(String.init).joined(separator: ","),
         ]
     }
 }

@@ -15,7 +15,7 @@ enum LevelScenario {
         result.table = [["participants/room", "rooms", "ticks/run", "updates/s/core (CPU)", "ns/update", "tick p99 µs"]]
         var checksum = Checksum()
         let levels = LevelTracks(pool: pool)
-        for roomSize in roomSizes {
+        for roomSize in options.levelRoomSizes {
             let streams = max(participants, roomSize)
             let ticks = options.budget.ticks(streams: streams) * 20  // level updates are cheap: longer runs
             let warmUp = options.budget.warmUpTicks(streams: streams)

@@ -17,7 +17,8 @@ struct LevelFloorTracker {
 
     /// The floor in dB (dBov) as of the last update; −127 before any.
     var floor: Float {
-        let lowest = min(pastMinima.min(), currentMinimum)
+        // Lane by lane: the generic SIMD reduction is a slow loop on baseline x86-64.
+        let lowest = min(min(pastMinima[0], pastMinima[1]), min(pastMinima[2], pastMinima[3]), currentMinimum)
         return lowest == .greatestFiniteMagnitude ? Levels.floorDBFS : min(lowest + Self.bias, Self.ceiling)
     }
 

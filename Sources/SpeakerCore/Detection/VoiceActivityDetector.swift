@@ -106,12 +106,26 @@ struct VoiceActivityDetector {
         f.energyDBFS >= c.minimumLevel && f.segmentalSNR >= c.unvoicedSNR
     }
 
+    /// The configuration's times in frames, computed once (not per frame).
+    struct Timing {
+        let unvoicedSpan: Int
+        let hangover: Int
+
+        init(_ c: VoiceActivityConfiguration) {
+            unvoicedSpan = Int((c.unvoicedSpan / AnalysisFormat.hopDuration).rounded())
+            hangover = Int((c.hangover / AnalysisFormat.hopDuration).rounded())
+        }
+    }
+
     /// Advances by one frame.
     /// - Parameters:
     ///   - frame: the frame's index (hops since the engine started).
     ///   - voiced: the frame's voiced evidence (after leakage suppression).
     ///   - continues: the frame's continuation evidence (after leakage suppression).
-    mutating func advance(frame: Int, voiced: Bool, continues: Bool, configuration c: VoiceActivityConfiguration) -> Change {
+    ///   - timing: `Timing(c)`, made once.
+    mutating func advance(
+        frame: Int, voiced: Bool, continues: Bool, configuration c: VoiceActivityConfiguration, timing: Timing
+    ) -> Change {
         voicedHistory = (voicedHistory << 1) | (voiced ? 1 : 0)
         let windowMask: UInt32 = c.onsetWindow >= 32 ? .max : (1 << UInt32(c.onsetWindow)) - 1
         let recent = voicedHistory & windowMask
@@ -119,10 +133,8 @@ struct VoiceActivityDetector {
             if voiced { lastVoicedFrame = frame }
             // Unvoiced frames (fricatives, plosives) continue an utterance only near voiced speech:
             // a run of loud aperiodic frames — typing, rustling — cannot hold it open on its own.
-            let unvoicedSpan = Int((c.unvoicedSpan / AnalysisFormat.hopDuration).rounded())
-            if voiced || (continues && frame - lastVoicedFrame <= unvoicedSpan) { lastSpeechFrame = frame }
-            let hangoverFrames = Int((c.hangover / AnalysisFormat.hopDuration).rounded())
-            if frame - lastSpeechFrame >= hangoverFrames {
+            if voiced || (continues && frame - lastVoicedFrame <= timing.unvoicedSpan) { lastSpeechFrame = frame }
+            if frame - lastSpeechFrame >= timing.hangover {
                 speaking = false
                 return .ended(lastSpeechFrame: lastSpeechFrame)
             }

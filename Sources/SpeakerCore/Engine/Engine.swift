@@ -22,6 +22,8 @@ import Foundation
 public final class Engine {
     /// The configuration, validated.
     public let configuration: EngineConfiguration
+    /// `configuration.vad`'s times in frames.
+    private let vadTiming: VoiceActivityDetector.Timing
     /// Ticks processed so far.
     public private(set) var ticks = 0
     /// Seconds of stream time processed: the end of the last hop.
@@ -54,6 +56,7 @@ public final class Engine {
         try configuration.validate()
         try ConfigurationError.check(workers >= 1 && workers <= 256, "workers", "1…256")
         self.configuration = configuration
+        vadTiming = VoiceActivityDetector.Timing(configuration.vad)
         self.workers = workers
         shards = (0..<workers).map { _ in Shard(overSubtraction: configuration.vad.overSubtraction) }
         let hop = AnalysisFormat.hopDuration
@@ -92,8 +95,7 @@ public final class Engine {
         channels.append(StreamChannel(name: name, room: room.rawValue, configuration: configuration))
         let index = channels.count - 1
         state.members.append(index)
-        state.candidates.reserveCapacity(state.members.count)
-        state.sources.reserveCapacity(state.members.count)
+        state.sizeScratch()
         state.shard.events.reserveCapacity(2 * state.shard.rooms.reduce(0) { $0 + rooms[$1]!.members.count } + 16)
         return StreamID(rawValue: index)
     }
@@ -122,6 +124,7 @@ public final class Engine {
             room.shard.events.append(.speech(stream: stream, active: false, time: time, since: endTime(ofFrame: last)))
         }
         room.members.removeAll { $0 == stream.rawValue }
+        room.sizeScratch()
         if room.floor.remove(stream.rawValue) {
             room.shard.events.append(.dominant(room: RoomID(rawValue: channel.room), stream: nil, time: time))
         }
@@ -274,7 +277,7 @@ public final class Engine {
             position += 1
             var member = 0
             while member < room.members.count {
-                let channel = channels[room.members[member]]!
+                unowned(unsafe) let channel = channels[room.members[member]]!
                 if channel.carriesLevels { analyzeLevel(channel) } else { analyze(channel, with: shard.analyzer) }
                 member += 1
             }
@@ -309,7 +312,7 @@ public final class Engine {
         var features = FrameFeatures()
         features.level = level
         features.energyDBFS = level >= 127 ? Levels.floorDBFS : -Float(level)
-        features.meanSquare = level >= 127 ? 0 : Float.pow10(features.energyDBFS / 10)
+        features.meanSquare = Self.meanSquareOfLevel[Int(level)]
         // A tick without a level (before the first packet, or DTX), or with level 127 (silence, as some
         // senders report it), says nothing about the noise floor.
         let floor = received && level < 127 ? channel.levelFloor.update(features.energyDBFS) : channel.levelFloor.floor
@@ -329,26 +332,34 @@ public final class Engine {
     /// Reduces `room.sources` to the `leakSourceLimit` streams loudest relative to their own
     /// speech levels over the leakage look-back. Real-time safe (in place, no allocation).
     private func keepLoudestSources(_ room: RoomState) {
-        // Partial selection sort over the buffer: the first `leakSourceLimit` places get the loudest.
-        // Plain index loops and element swaps: generic helpers (`swapAt`, `removeLast(_:)`) allocate
-        // in unoptimised builds.
-        room.sources.withUnsafeMutableBufferPointer { sources in
-            var place = 0
-            while place < Self.leakSourceLimit {
-                var best = place, bestLoudness = sourceLoudness(sources[place])
-                var other = place + 1
-                while other < sources.count {
-                    let value = sourceLoudness(sources[other])
-                    if value > bestLoudness {
-                        best = other
-                        bestLoudness = value
-                    }
-                    other += 1
+        // Each source's loudness once, then a partial selection sort over both buffers: the first
+        // `leakSourceLimit` places get the loudest. Plain index loops and element swaps: generic
+        // helpers (`swapAt`, `removeLast(_:)`) allocate in unoptimised builds.
+        let count = room.sourceCount
+        room.sources.withUnsafeMutableBufferPointer { allSources in
+            room.loudness.withUnsafeMutableBufferPointer { allLoudness in
+                let sources = UnsafeMutableBufferPointer(rebasing: allSources[..<count])
+                let loudness = UnsafeMutableBufferPointer(rebasing: allLoudness[..<count])
+                var position = 0
+                while position < count {
+                    loudness[position] = sourceLoudness(sources[position])
+                    position += 1
                 }
-                let kept = sources[best]
-                sources[best] = sources[place]
-                sources[place] = kept
-                place += 1
+                var place = 0
+                while place < Self.leakSourceLimit {
+                    var best = place
+                    var other = place + 1
+                    while other < sources.count {
+                        if loudness[other] > loudness[best] { best = other }
+                        other += 1
+                    }
+                    let kept = sources[best], keptLoudness = loudness[best]
+                    sources[best] = sources[place]
+                    loudness[best] = loudness[place]
+                    sources[place] = kept
+                    loudness[place] = keptLoudness
+                    place += 1
+                }
             }
         }
         room.sourceCount = Self.leakSourceLimit
@@ -356,43 +367,46 @@ public final class Engine {
 
     /// A possible leak source's loudest level over the leakage look-back, relative to its own speech level.
     private func sourceLoudness(_ index: Int) -> Float {
-        let channel = channels[index]!
-        return channel.envelope.recentMaximum(frames: LeakageFilter.lookback) - channel.speechLevel
+        unowned(unsafe) let channel = channels[index]!
+        return channel.envelope.lookbackMaximum - channel.speechLevel
     }
 
     private func decide(_ room: RoomState, frame: Int, events: inout [EngineEvent]) {
         let time = endTime(ofFrame: frame)
         // 1. Which streams show speech evidence, and which of those only carry a neighbour's voice.
-        room.candidates.removeAll(keepingCapacity: true)
-        room.sources.removeAll(keepingCapacity: true)
+        room.candidateCount = 0
         var position = 0
         while position < room.members.count {
             let index = room.members[position]
-            let channel = channels[index]!
+            unowned(unsafe) let channel = channels[index]!
             let evidence = channel.voiced || (channel.vad.speaking && channel.continues)
-            if evidence { room.candidates.append(index) }
+            if evidence {
+                room.candidates[room.candidateCount] = index
+                room.candidateCount += 1
+            }
             // Any member may be a source: it may be between voiced frames, or missed by its own VAD,
             // while its voice still leaks (limiting sources to recent evidence cost 1.2 points of F1
             // and 10 of nobody accuracy on the held-out meetings).
-            room.sources.append(index)
+            room.sources[position] = index
             position += 1
         }
         // Only the loudest few sources (relative to their own speech levels) can be louder than a
         // candidate by the leakage margin; keeping the top few makes a room of hundreds cost O(members).
-        room.sourceCount = room.sources.count
-        if !room.candidates.isEmpty && room.sources.count > Self.leakSourceLimit {
+        room.sourceCount = room.members.count
+        if room.candidateCount > 0 && room.sourceCount > Self.leakSourceLimit {
             keepLoudestSources(room)
         }
-        if !room.candidates.isEmpty && room.sourceCount > 1 {
-            room.candidates.withUnsafeBufferPointer { candidates in
+        if room.candidateCount > 0 && room.sourceCount > 1 {
+            room.candidates.withUnsafeBufferPointer { allCandidates in
                 room.sources.withUnsafeBufferPointer { allSources in
                     LeakageFilter.mark(
-                        candidates: candidates,
+                        candidates: UnsafeBufferPointer(rebasing: allCandidates[..<room.candidateCount]),
                         sources: UnsafeBufferPointer(start: allSources.baseAddress, count: room.sourceCount),
-                        relativeLevel: { index, frames in
-                            let channel = self.channels[index]!
-                            return channel.envelope.recentMaximum(frames: frames) - channel.speechLevel
+                        currentLevel: { index in
+                            unowned(unsafe) let channel = self.channels[index]!
+                            return channel.envelope.latest - channel.speechLevel
                         },
+                        recentLevel: { self.sourceLoudness($0) },
                         envelope: { self.channels[$0]!.envelope },
                         configuration: configuration.leakage,
                         isLeak: { self.channels[$0]!.leak = true })
@@ -403,8 +417,8 @@ public final class Engine {
         // below it may be hearing that voice, so it must not learn its own level from this frame.
         var loudestRelative = Levels.floorDBFS
         position = 0
-        while position < room.candidates.count {
-            let channel = channels[room.candidates[position]]!
+        while position < room.candidateCount {
+            unowned(unsafe) let channel = channels[room.candidates[position]]!
             if !channel.leak { loudestRelative = max(loudestRelative, channel.features.speechBandExcessDB - channel.speechLevel) }
             position += 1
         }
@@ -413,11 +427,13 @@ public final class Engine {
         while position < room.members.count {
             let index = room.members[position]
             position += 1
-            let channel = channels[index]!
+            unowned(unsafe) let channel = channels[index]!
             let voiced = channel.voiced && !channel.leak
             let continues = channel.continues && !channel.leak
             let stream = StreamID(rawValue: index)
-            switch channel.vad.advance(frame: frame, voiced: voiced, continues: continues, configuration: configuration.vad) {
+            switch channel.vad.advance(
+                frame: frame, voiced: voiced, continues: continues, configuration: configuration.vad, timing: vadTiming)
+            {
             case .started(let onset):
                 events.append(.speech(stream: stream, active: true, time: time, since: startTime(ofFrame: onset)))
                 channel.statistics.utterances += 1
@@ -455,6 +471,9 @@ public final class Engine {
     }
 
     // MARK: Helpers
+
+    /// The mean square of each RFC 6464 level, 10^(−level/10); 0 for 127 (silence).
+    private static let meanSquareOfLevel: [Float] = (0...127).map { $0 == 127 ? 0 : Float.pow10(-Float($0) / 10) }
 
     private func startTime(ofFrame frame: Int) -> Double { Double(frame) * AnalysisFormat.hopDuration }
     private func endTime(ofFrame frame: Int) -> Double { Double(frame + 1) * AnalysisFormat.hopDuration }

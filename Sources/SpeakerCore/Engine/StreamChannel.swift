@@ -58,10 +58,24 @@ final class RoomState {
     let floor: any FloorPolicy
     /// The worker that owns this room and its streams.
     let shard: Shard
-    /// Scratch for the streams with speech evidence this frame (capacity kept at the member count).
+    /// Scratch, one slot per member: the streams with speech evidence this frame are the first
+    /// `candidateCount`. Sized when members change, never per frame.
     @exclusivity(unchecked) var candidates: [Int] = []
-    /// Scratch for the streams that may be the source of a leak this frame; the first `sourceCount` count.
+    @exclusivity(unchecked) var candidateCount = 0
+    /// Scratch, one slot per member: the streams that may be the source of a leak this frame; the
+    /// first `sourceCount` count.
     @exclusivity(unchecked) var sources: [Int] = []
+    /// Scratch: each source's loudness (see `Engine.sourceLoudness`), parallel to `sources`.
+    @exclusivity(unchecked) var loudness: [Float] = []
+
+    /// Gives the scratch buffers one slot per member (between ticks, when members change).
+    func sizeScratch() {
+        candidates = [Int](repeating: 0, count: members.count)
+        sources = [Int](repeating: 0, count: members.count)
+        loudness = [Float](repeating: 0, count: members.count)
+        candidateCount = 0
+        sourceCount = 0
+    }
     @exclusivity(unchecked) var sourceCount = 0
 
     init(name: String, index: Int, policy: any FloorPolicy, shard: Shard) {

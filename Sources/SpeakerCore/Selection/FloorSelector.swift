@@ -66,8 +66,19 @@ struct SpeakerObservation {
 final class HysteresisPolicy: FloorPolicy {
     private(set) var holder: Int?
     private let c: SelectionConfiguration
+    /// The configuration's times in frames, computed once.
+    private let releaseFrames, turnEndFrames, turnStartFrames, interruptionFrames, firstSpeakerFrames, talkingFrames: Int
 
-    init(configuration: SelectionConfiguration) { c = configuration }
+    init(configuration: SelectionConfiguration) {
+        c = configuration
+        func frames(_ seconds: Double) -> Int { Int((seconds / AnalysisFormat.hopDuration).rounded()) }
+        releaseFrames = frames(c.releaseAfter)
+        turnEndFrames = frames(c.turnEndPause)
+        turnStartFrames = frames(c.turnStart)
+        interruptionFrames = frames(c.interruption)
+        firstSpeakerFrames = frames(c.firstSpeaker)
+        talkingFrames = frames(c.talkingGap)
+    }
 
     /// Decides the holder at frame `now`; returns the new holder when it changed.
     /// - Parameters:
@@ -76,13 +87,10 @@ final class HysteresisPolicy: FloorPolicy {
     func update(
         now: Int, members: UnsafeBufferPointer<Int>, observation activity: (Int) -> SpeakerObservation
     ) -> (changed: Bool, holder: Int?) {
-        let hop = AnalysisFormat.hopDuration
-        func frames(_ seconds: Double) -> Int { Int((seconds / hop).rounded()) }
-
         var lastSpeechInRoom = Int.min / 2
         var best: Int? = nil
         var bestRun = -1
-        let currentlyTalking = frames(c.talkingGap)
+        let currentlyTalking = talkingFrames
         for index in members {
             let a = activity(index)
             lastSpeechInRoom = max(lastSpeechInRoom, a.lastSpeechFrame)
@@ -97,7 +105,7 @@ final class HysteresisPolicy: FloorPolicy {
         }
 
         if let current = holder {
-            if now - lastSpeechInRoom >= frames(c.releaseAfter) {
+            if now - lastSpeechInRoom >= releaseFrames {
                 holder = nil
                 return (true, nil)
             }
@@ -105,10 +113,10 @@ final class HysteresisPolicy: FloorPolicy {
             let held = activity(current)
             let holderSilence = now - held.lastSpeechFrame
             let takes: Bool
-            if holderSilence >= frames(c.turnEndPause) {
-                takes = bestRun >= frames(c.turnStart)
+            if holderSilence >= turnEndFrames {
+                takes = bestRun >= turnStartFrames
             } else {
-                takes = bestRun >= frames(c.interruption)
+                takes = bestRun >= interruptionFrames
                     && activity(challenger).activity >= held.activity + c.interruptionMargin
             }
             if takes {
@@ -117,7 +125,7 @@ final class HysteresisPolicy: FloorPolicy {
             }
             return (false, holder)
         }
-        if let challenger = best, bestRun >= frames(c.firstSpeaker) {
+        if let challenger = best, bestRun >= firstSpeakerFrames {
             holder = challenger
             return (true, challenger)
         }

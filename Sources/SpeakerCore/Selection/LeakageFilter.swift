@@ -39,36 +39,59 @@ public struct LeakageConfiguration: Codable, Sendable, Equatable {
 /// with the same syllable rhythm, so the two streams' frame energies (in dB) rise and fall together.
 /// Two different voices talking at once do not. `LeakageFilter` compares envelopes over the last 200 ms.
 /// The envelope holds each frame's speech-band energy above the noise floor, so steady noise flattens out.
+///
+/// The ring lives inline in the stream's state (80 bytes, no heap array), so appending to it costs
+/// no uniqueness check or reference counting. The two levels the leakage filter asks for — this
+/// frame's and the loudest over its look-back — are kept up to date on append, once per frame, rather
+/// than searched for each pair of streams compared.
 struct EnergyEnvelope {
     static let length = 20
-    /// Speech-band excess energies in dBFS, a ring of `length`.
-    private var ring = [Float](repeating: Levels.floorDBFS, count: length)
+    /// Speech-band excess energies in dBFS, a ring of `length` floats (16 + 4, contiguous).
+    private var ring = (SIMD16<Float>(repeating: Levels.floorDBFS), SIMD4<Float>(repeating: Levels.floorDBFS))
     private var next = 0
+    /// The newest value, dBFS.
+    private(set) var latest = Levels.floorDBFS
+    /// The loudest value over the last `LeakageFilter.lookback` frames, dBFS.
+    private(set) var lookbackMaximum = Levels.floorDBFS
 
     mutating func append(_ energyDBFS: Float) {
-        ring[next] = energyDBFS
-        next = (next + 1) % Self.length
-    }
-
-    /// The loudest speech-band excess energy over the last `frames` frames (at most `length`), dBFS.
-    func recentMaximum(frames: Int) -> Float {
-        var maximum = Levels.floorDBFS
-        var k = 0, index = next
-        while k < min(frames, Self.length) {
-            index = index == 0 ? Self.length - 1 : index - 1
-            maximum = max(maximum, ring[index])
-            k += 1
+        let newest = next
+        let window = LeakageFilter.lookback
+        latest = energyDBFS
+        let previousMaximum = lookbackMaximum
+        lookbackMaximum = withUnsafeMutableBytes(of: &ring) { bytes in
+            let values = bytes.assumingMemoryBound(to: Float.self)
+            // The value leaving the look-back window (the ring is longer than the window, so it is
+            // still there). Unless it was the maximum and the new value is lower, the maximum follows
+            // from the old one in O(1); otherwise the window is scanned.
+            let leaving = values[(newest + Self.length - window) % Self.length]
+            values[newest] = energyDBFS
+            if energyDBFS >= previousMaximum || leaving < previousMaximum { return max(previousMaximum, energyDBFS) }
+            var maximum = energyDBFS
+            var k = 1, index = newest
+            while k < window {
+                index = index == 0 ? Self.length - 1 : index - 1
+                maximum = max(maximum, values[index])
+                k += 1
+            }
+            return maximum
         }
-        return maximum
+        next = next == Self.length - 1 ? 0 : next + 1
     }
 
     /// Pearson correlation of two envelopes over the ring, −1…1 (0 when either is flat).
     static func correlation(_ a: EnergyEnvelope, _ b: EnergyEnvelope) -> Float {
-        // Both rings advance together (one append per tick), so equal indices are equal times.
-        a.ring.withUnsafeBufferPointer { x in
-            b.ring.withUnsafeBufferPointer { y in
+        // Both rings advance together (one append per tick), so equal slots are equal times.
+        withUnsafeBytes(of: a.ring) { xBytes in
+            withUnsafeBytes(of: b.ring) { yBytes in
+                let x = xBytes.assumingMemoryBound(to: Float.self), y = yBytes.assumingMemoryBound(to: Float.self)
                 let n = Float(length)
-                let meanX = Kernels.sum(x) / n, meanY = Kernels.sum(y) / n
+                var sumX: Float = 0, sumY: Float = 0
+                for i in 0..<length {
+                    sumX += x[i]
+                    sumY += y[i]
+                }
+                let meanX = sumX / n, meanY = sumY / n
                 var sxy: Float = 0, sxx: Float = 0, syy: Float = 0
                 for i in 0..<length {
                     let dx = x[i] - meanX, dy = y[i] - meanY
@@ -98,15 +121,17 @@ enum LeakageFilter {
     /// - Parameters:
     ///   - candidates: indices of the room's streams with speech evidence this frame.
     ///   - sources: indices of the room's streams that may be a source.
-    ///   - relativeLevel: `(index, frames)`: the loudest frame energy over the last `frames` frames
-    ///     (1 = this frame) minus the stream's own speech level, dB.
+    ///   - currentLevel: a stream's frame energy now minus its own speech level, dB.
+    ///   - recentLevel: a stream's loudest frame energy over the last `lookback` frames minus its own
+    ///     speech level, dB.
     ///   - envelope: energy envelope per stream index.
     ///   - isLeak: called for each candidate judged to be leakage.
     /// - Complexity: O(c·s) envelope comparisons for c candidates and s sources (both rarely above 3).
     static func mark(
         candidates: UnsafeBufferPointer<Int>,
         sources: UnsafeBufferPointer<Int>,
-        relativeLevel: (Int, Int) -> Float,
+        currentLevel: (Int) -> Float,
+        recentLevel: (Int) -> Float,
         envelope: (Int) -> EnergyEnvelope,
         configuration: LeakageConfiguration,
         isLeak: (Int) -> Void
@@ -116,13 +141,13 @@ enum LeakageFilter {
         while c < candidates.count {
             let i = candidates[c]
             c += 1
-            let levelI = relativeLevel(i, 1)
+            let levelI = currentLevel(i)
             var s = 0
             while s < sources.count {
                 let j = sources[s]
                 s += 1
                 guard j != i else { continue }
-                let difference = relativeLevel(j, lookback) - levelI
+                let difference = recentLevel(j) - levelI
                 guard difference >= configuration.margin else { continue }
                 if difference >= configuration.strongMargin
                     || EnergyEnvelope.correlation(envelope(i), envelope(j)) >= configuration.correlation
