@@ -2,6 +2,7 @@ import CallProtocol
 import CallServer
 import Foundation
 import SpeakerCore
+import SpeakerIO
 
 /// `activespeaker serve`: the room server.
 struct ServeCommand: Command {
@@ -58,9 +59,12 @@ struct ServeCommand: Command {
     init(_ options: ParsedOptions) throws(CommandError) {
         var configuration = RoomServerConfiguration()
         let listen = options.value("listen") ?? "127.0.0.1:8080"
-        let (host, port) = try Self.split(listen, option: "--listen")
+        guard let address = SocketAddress(listen) else {
+            throw .usage("--listen \(listen): expected HOST:PORT ([IPv6]:PORT) with a port 0-65535 and a known host")
+        }
+        let host = address.host
         configuration.host = host
-        configuration.port = port
+        configuration.port = address.port
         configuration.rtpAddress = options.value("rtp") ?? (host.contains(":") ? "[\(host)]:0" : "\(host):0")
         let secretText = options.value("secret") ?? ProcessInfo.processInfo.environment["ACTIVESPEAKER_SECRET"]
         if let secretText {
@@ -122,24 +126,6 @@ struct ServeCommand: Command {
         line.add("muted", statistics.muted)
         line.add("malformed", statistics.malformed)
         output.write(line.rendered)
-    }
-
-    /// `HOST:PORT` or `[V6]:PORT`.
-    static func split(_ text: String, option: String) throws(CommandError) -> (String, Int) {
-        let host: Substring, port: Substring
-        if text.hasPrefix("["), let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") {
-            host = text[text.index(after: text.startIndex)..<close]
-            port = text[text.index(close, offsetBy: 2)...]
-        } else if let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon {
-            host = text[..<colon]
-            port = text[text.index(after: colon)...]
-        } else {
-            throw .usage("\(option) \(text): expected HOST:PORT ([IPv6]:PORT)")
-        }
-        guard !host.isEmpty, let number = Int(port), (0...65535).contains(number) else {
-            throw .usage("\(option) \(text): expected HOST:PORT with a port 0-65535")
-        }
-        return (String(host), number)
     }
 }
 
