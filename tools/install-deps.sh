@@ -21,6 +21,7 @@ packages=(
   gstreamer1.0-plugins-good  # level (audio-level-meta), rtpopuspay, udpsink
   ffmpeg           # RTP sender without levels (listen tests)
   chromium         # headless browser for the dashboard test
+  curl             # HTTP API calls in the ingest test
 )
 
 missing=()
