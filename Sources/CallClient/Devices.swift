@@ -48,10 +48,20 @@ public final class CustomMicrophoneTrack: Sendable {
     }
 
     /// A file played in real time (any format libsndfile reads), optionally looped and followed by silence.
+    /// - Parameter startAt: When the file's first sample plays (wall-clock time): clients that share it
+    ///   play their files in step. Nil: when the microphone starts.
     /// - Throws: `MeetingError` 3003 naming the file if it cannot be read.
-    public static func file(_ path: String, loop: Bool = false, silenceAfter: Double = 0) throws(MeetingError) -> CustomMicrophoneTrack {
+    public static func file(
+        _ path: String, loop: Bool = false, silenceAfter: Double = 0, startAt: Date? = nil
+    ) throws(MeetingError) -> CustomMicrophoneTrack {
         do {
             let source = try FileMicrophone(path: path, loop: loop, silenceAfter: silenceAfter)
+            if let startAt {
+                // Wall-clock time to the monotonic clock the microphone paces against.
+                let clock = MonotonicClock()
+                let ahead = max(0, startAt.timeIntervalSinceNow)
+                source.startFirst(at: clock.now() + UInt64(ahead * 1e9))
+            }
             return CustomMicrophoneTrack(
                 source: source, label: path, duration: loop ? nil : Double(source.passLength) / Double(source.sampleRate))
         } catch {

@@ -25,6 +25,11 @@ struct JoinCommand: Command {
         .value("name", "TEXT", help: "Display name (default: the token's)."),
         .flag("loop", help: "Repeat the --mic file."),
         .value("silence-after", "SECONDS", help: "Silence after the --mic file (default 0)."),
+        .value("start-at", "UNIX_TIME", help: """
+            Play the --mic file from this wall-clock time
+            (seconds since 1970, e.g. $(($(date +%s)+5))),
+            so several clients play their files in step.
+            """),
         .flag("muted", help: "Join with the microphone muted."),
         .flag("webcam", help: "Join with the (signalled) video on."),
         .value("duration", "SECONDS", help: "Leave after this long (default: at the file's end, or Ctrl-C)."),
@@ -67,6 +72,13 @@ struct JoinCommand: Command {
             guard let value = Double(text), value >= 0 else { throw .usage("--silence-after \(text): expected seconds ≥ 0") }
             return value
         } ?? 0
+        let startAt = try options.value("start-at").map { text throws(CommandError) in
+            guard let value = Double(text), value > 1_000_000_000 else { throw .usage("--start-at \(text): expected seconds since 1970") }
+            return Date(timeIntervalSince1970: value)
+        }
+        if startAt != nil, ["none", nil].contains(options.value("mic")) || options.value("mic")!.hasPrefix("alsa:") {
+            throw .usage("--start-at plays a --mic FILE; give one")
+        }
         var fileLength: Double?
         switch options.value("mic") {
         case nil: configuration.microphone = .device(nil)
@@ -74,9 +86,11 @@ struct JoinCommand: Command {
         case let text? where text.hasPrefix("alsa:"): configuration.microphone = .device(String(text.dropFirst(5)))
         case let path?:
             do {
-                let track = try CustomMicrophoneTrack.file(path, loop: options.has("loop"), silenceAfter: silence)
+                let track = try CustomMicrophoneTrack.file(path, loop: options.has("loop"), silenceAfter: silence, startAt: startAt)
                 configuration.microphone = .custom(track)
-                if !options.has("loop") { fileLength = track.duration }
+                if !options.has("loop"), let length = track.duration {
+                    fileLength = length + max(0, startAt?.timeIntervalSinceNow ?? 0)
+                }
             } catch {
                 throw .failure(error.message)
             }

@@ -121,6 +121,25 @@ struct MicrophoneTests {
         #expect(frame.first == ramp[106 * 960])
     }
 
+    @Test func aScheduledFirstStartWaitsForItsInstantOnce() {
+        let clock = ManualClock(now: 1_000 * Self.millisecond)
+        let microphone = FileMicrophone(samples: [Float](repeating: 0.5, count: 9600), clock: clock)
+        let instant: UInt64 = 4_000 * Self.millisecond
+        microphone.startFirst(at: instant)
+        microphone.start()
+        var frame = [Float](repeating: 0, count: 960)
+        #expect(frame.withUnsafeMutableBufferPointer { microphone.read(into: $0) } == .frame)
+        // Nothing before the instant: the first frame is due 20 ms after it.
+        #expect(clock.takeSleeps() == [instant + 20 * Self.millisecond])
+        // A later start (after a stop) begins at once, as usual.
+        microphone.stop()
+        clock.advance(by: 1_000 * Self.millisecond)
+        let restart = clock.now()
+        microphone.start()
+        #expect(frame.withUnsafeMutableBufferPointer { microphone.read(into: $0) } == .frame)
+        #expect(clock.takeSleeps() == [restart + 20 * Self.millisecond])
+    }
+
     @Test func loopingPassesAreSeamless() throws {
         let ramp = (0..<1000).map { Float($0) }
         let microphone = FileMicrophone(samples: ramp, loop: true, silenceAfter: 0.001, clock: ManualClock(now: 0))

@@ -40,15 +40,17 @@ struct CallCLITests {
         let files = try ListenTests.turns(in: directory)
         let (server, http, _) = try Self.serve()
         var clients: [(String, LiveRunner.Running)] = []
+        // The files play in step from a common instant, however long each client takes to join.
+        let startAt = String(format: "%.3f", Date().timeIntervalSince1970 + 5)
         for name in ["alice", "bob", "carol"] {
             let arguments = [
                 "join", "--server", "ws://127.0.0.1:\(http)", "--room", "demo", "--token", try Self.token(name),
-                "--mic", files[name]!, "--silence-after", "1.5",
+                "--mic", files[name]!, "--silence-after", "1.5", "--start-at", startAt,
             ]
             clients.append((name, try LiveRunner.Running(arguments)))
         }
         for (name, client) in clients {
-            let result = try client.finish(timeout: 30)
+            let result = try client.finish(timeout: 40)
             #expect(result.status == 0, "\(name): \(result.stderr)")
             let events = Self.events(result.stdout)
             #expect(Self.speakers(events) == ["alice", "bob", "carol"], "\(name): \(result.stdout)")

@@ -121,11 +121,14 @@ struct DashboardTests {
         let connecting = try Self.watch(browser, session, timeout: 15) { $0.status == "connected" }
         try #require(connecting.last?.status == "connected", "the page did not connect: \(connecting.last.map { "\($0)" } ?? "")")
 
+        // The three files play in step from a common instant a few seconds ahead, however long each
+        // client takes to start and join on a busy machine.
+        let startAt = String(format: "%.3f", Date().timeIntervalSince1970 + 6)
         for (participant, path) in zip(Self.participants.map(\.name), paths) {
             let joinToken = try token(participant, ["--name", Self.displayNames[participant]!])
             processes.append(try LiveRunner.Running([
                 "join", "--server", "ws://127.0.0.1:\(port)", "--room", Self.room, "--token", joinToken, "--mic", path,
-                "--silence-after", "3",
+                "--silence-after", "3", "--start-at", startAt,
             ]))
         }
         let joins = processes.dropFirst()
@@ -134,7 +137,7 @@ struct DashboardTests {
         // once the highlight's transition is over.
         var aliceTurn: [PageState] = []
         var screenshot: Data?
-        let states = try Self.watch(browser, session, timeout: 24) { state in
+        let states = try Self.watch(browser, session, timeout: 30) { state in
             state.historyIDs.contains("carol") && state.currentSpeaker == nil
         } each: { state in
             guard state.currentSpeaker == "alice" else { return }

@@ -46,6 +46,7 @@ public final class FileMicrophone: MicrophoneSource, @unchecked Sendable {
         var running = false
         var anchor: UInt64 = 0
         var generation = 0
+        var firstStart: UInt64?
     }
     private let schedule = Mutex(Schedule())
     /// Reader state: the next sample of the (virtual, endless when looping) signal to deliver.
@@ -79,9 +80,21 @@ public final class FileMicrophone: MicrophoneSource, @unchecked Sendable {
         precondition(!(loop && samples.count + silenceSamples == 0), "an empty pass cannot loop")
     }
 
-    /// Starts delivering now (`clock.now()`).
+    /// Starts delivering now (`clock.now()`), or, the first time, at the instant given to
+    /// `startFirst(at:)`.
     public func start() {
-        start(at: clock.now())
+        let first = schedule.withLock { state in
+            defer { state.firstStart = nil }
+            return state.firstStart
+        }
+        start(at: first ?? clock.now())
+    }
+
+    /// Makes the next `start()` begin at `instant` (`clock` nanoseconds) instead of at once: several
+    /// file microphones, in several processes, can so play their files in step (a meeting's tracks
+    /// replayed through a room server). Frames before `instant` are not delivered: `read` waits.
+    public func startFirst(at instant: UInt64) {
+        schedule.withLock { $0.firstStart = instant }
     }
 
     /// Starts delivering on a schedule from `instant` (`clock` nanoseconds): frame `k` is due at
