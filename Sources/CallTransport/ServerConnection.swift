@@ -25,6 +25,8 @@ final class ServerConnection {
     /// Messages to send, each with `LibWebSockets.pre` bytes of headroom; `outbox[outboxHead...]` pending.
     var outbox: [[UInt8]] = []
     var outboxHead = 0
+    /// Bytes of the messages in `outbox[outboxHead...]`.
+    private(set) var queuedBytes = 0
     /// A close requested through `WebServer.close` or by `stop`: sent once `outbox` is empty.
     var pendingClose: (code: UInt16, reason: String)?
     var assembler: MessageAssembler
@@ -44,9 +46,22 @@ final class ServerConnection {
 
     var hasQueuedMessages: Bool { outboxHead < outbox.count }
 
+    func enqueueMessage(_ message: [UInt8]) {
+        outbox.append(message)
+        queuedBytes += message.count
+    }
+
+    /// Forgets every queued message (a peer too slow to read them is being closed).
+    func dropQueuedMessages() {
+        outbox.removeAll()
+        outboxHead = 0
+        queuedBytes = 0
+    }
+
     /// Removes and returns the next queued message.
     func dequeueMessage() -> [UInt8] {
         let message = outbox[outboxHead]
+        queuedBytes -= message.count
         outbox[outboxHead] = []
         outboxHead += 1
         if outboxHead == outbox.count {

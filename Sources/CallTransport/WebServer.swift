@@ -37,15 +37,19 @@ public final class WebServer: @unchecked Sendable {
     ///     connection with code 1009.
     ///   - maximumBodyBytes: the largest HTTP request body accepted; a larger one is answered 413 and
     ///     the connection closed.
+    ///   - maximumQueuedBytes: the most bytes waiting to be sent on one WebSocket; a peer that lets
+    ///     more pile up (it stopped reading) is closed with code 1008 and its queue dropped.
     ///   - delegate: receives requests and messages, on the service thread.
     /// - Throws: `TransportError` `.parse` for an unsupported host or port, `.listen` if the socket
     ///   cannot be bound (port in use, address not on this machine).
     public init(host: String = "127.0.0.1", port: Int = 0, maximumMessageBytes: Int = 65536,
-                maximumBodyBytes: Int = 65536, delegate: any WebServerDelegate) throws(TransportError) {
-        precondition(maximumMessageBytes > 0 && maximumBodyBytes >= 0, "limits must be positive")
+                maximumBodyBytes: Int = 65536, maximumQueuedBytes: Int = 4 << 20,
+                delegate: any WebServerDelegate) throws(TransportError) {
+        precondition(maximumMessageBytes > 0 && maximumBodyBytes >= 0 && maximumQueuedBytes > 0, "limits must be positive")
         self.host = host
         core = try WebServerCore(host: host, port: port, maximumMessageBytes: maximumMessageBytes,
-                                 maximumBodyBytes: maximumBodyBytes, delegate: delegate)
+                                 maximumBodyBytes: maximumBodyBytes, maximumQueuedBytes: maximumQueuedBytes,
+                                 delegate: delegate)
         self.port = core.port
     }
 

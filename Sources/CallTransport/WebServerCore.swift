@@ -38,6 +38,8 @@ final class WebServerCore: @unchecked Sendable {
     /// The bound port; set in `init`.
     private(set) var port = 0
     let maximumMessageBytes: Int
+    /// The most bytes queued for one WebSocket before it is closed as too slow.
+    let maximumQueuedBytes: Int
     let maximumBodyBytes: Int
     private let address: String
     private var context: OpaquePointer?
@@ -59,13 +61,14 @@ final class WebServerCore: @unchecked Sendable {
     /// Bytes of an HTTP body written per writeable callback.
     private static let bodyChunk = 16384
 
-    init(host: String, port: Int, maximumMessageBytes: Int, maximumBodyBytes: Int,
+    init(host: String, port: Int, maximumMessageBytes: Int, maximumBodyBytes: Int, maximumQueuedBytes: Int,
          delegate: any WebServerDelegate) throws(TransportError) {
         let display = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         address = display
         guard (0...65535).contains(port) else { throw TransportError(display, .parse, "port must be 0…65535") }
         let (iface, ipv6) = try Self.listenInterface(host, display: display)
         self.maximumMessageBytes = maximumMessageBytes
+        self.maximumQueuedBytes = maximumQueuedBytes
         self.maximumBodyBytes = maximumBodyBytes
         self.delegate = delegate
         LibWebSockets.configureLogging()
@@ -291,7 +294,14 @@ final class WebServerCore: @unchecked Sendable {
             switch command {
             case .send(let id, let message):
                 guard let connection = connections[id], connection.isWebSocket, connection.pendingClose == nil else { continue }
-                connection.outbox.append(message)
+                if connection.queuedBytes + message.count > maximumQueuedBytes {
+                    // A peer that does not read (stalled, or far too slow) would make its queue grow
+                    // without bound: close it, policy violation, and drop what it did not take.
+                    connection.dropQueuedMessages()
+                    connection.pendingClose = (1008, "too slow: over \(maximumQueuedBytes) bytes waiting")
+                } else {
+                    connection.enqueueMessage(message)
+                }
                 touched.append(connection)
             case .close(let id, let code, let reason):
                 guard let connection = connections[id], connection.isWebSocket, connection.pendingClose == nil else { continue }

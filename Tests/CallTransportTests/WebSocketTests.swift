@@ -163,6 +163,36 @@ struct WebSocketTests {
         #expect(delegate.received.isEmpty)
     }
 
+    @Test("A client that stops reading is closed with 1008 once its queue passes the limit; others are served")
+    func stalledReaderIsClosed() throws {
+        let (server, delegate) = try RecordingDelegate.serve(echoes: false, maximumQueuedBytes: 256 << 10)
+        defer { delegate.finish() }
+        // Connects and upgrades, then never reads: the kernel's buffers fill, then the server's queue.
+        let stalled = try #require(RawWebSocket(port: server.port))
+        #expect(eventually { delegate.opened.count == 1 })
+        let stalledID = delegate.opened[0].connection
+        let chunk = String(repeating: "x", count: 16 << 10)
+        var sent = 0
+        while sent < 4_000, !delegate.closed.contains(stalledID) {
+            server.send(chunk, to: stalledID)
+            sent += 1
+            if sent % 50 == 0 { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        #expect(eventually(timeout: 20) { delegate.closed.contains(stalledID) }, "sent \(sent) × 16 KiB")
+        // Far less than everything sent was ever held: the queue stopped at the limit.
+        #expect(sent < 4_000)
+        // A well-behaved client still gets its messages.
+        let client = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal")
+        let recorder = ClientRecorder()
+        recorder.attach(to: client)
+        try client.connect(timeout: 5)
+        #expect(eventually { delegate.opened.count == 2 })
+        server.send("hello", to: delegate.opened[1].connection)
+        #expect(eventually { recorder.messages.contains("hello") })
+        client.close()
+        _ = stalled
+    }
+
     @Test("A client vanishing mid-message is closed cleanly; the server keeps serving")
     func vanishingClient() throws {
         let (server, delegate) = try RecordingDelegate.serve()
