@@ -59,7 +59,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
         secret = configuration.secret ?? TokenSecret.random()
         self.log = log
         recorder = try configuration.recordingDirectory.map { directory in
-            try CallRecorder(directory: directory) { failure in log(#"{"type":"recording-failed","message":\#(quoted(failure))}"#) }
+            try CallRecorder(directory: directory) { failure in log(#"{"type":"recording-failed","message":\#(JSON.quoted(failure))}"#) }
         }
         registry = Mutex(RoomRegistry(settings: RoomRegistry.Settings(
             secret: secret, rtpPort: 0, defaultMaxParticipants: configuration.maxParticipants,
@@ -117,14 +117,14 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
 
     private func logMedia(_ command: MediaCommand) {
         switch command {
-        case .openRoom(let room): log(#"{"type":"room-opened","room":\#(quoted(room))}"#)
-        case .closeRoom(let room): log(#"{"type":"room-closed","room":\#(quoted(room))}"#)
+        case .openRoom(let room): log(#"{"type":"room-opened","room":\#(JSON.quoted(room))}"#)
+        case .closeRoom(let room): log(#"{"type":"room-closed","room":\#(JSON.quoted(room))}"#)
         case .addMember(let room, let participant, let ssrc, _, _):
-            roomEvent(room, #""type":"participant-joined","room":\#(quoted(room)),"participant":\#(quoted(participant)),"ssrc":\#(ssrc.map(String.init) ?? "null")"#)
+            roomEvent(room, #""type":"participant-joined","room":\#(JSON.quoted(room)),"participant":\#(JSON.quoted(participant)),"ssrc":\#(ssrc.map(String.init) ?? "null")"#)
         case .removeMember(let room, let participant):
-            roomEvent(room, #""type":"participant-left","room":\#(quoted(room)),"participant":\#(quoted(participant))"#)
+            roomEvent(room, #""type":"participant-left","room":\#(JSON.quoted(room)),"participant":\#(JSON.quoted(participant))"#)
         case .setMuted(let room, let participant, let muted):
-            roomEvent(room, #""type":"mic-muted","room":\#(quoted(room)),"participant":\#(quoted(participant)),"muted":\#(muted)"#)
+            roomEvent(room, #""type":"mic-muted","room":\#(JSON.quoted(room)),"participant":\#(JSON.quoted(participant)),"muted":\#(muted)"#)
         }
     }
 
@@ -154,7 +154,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
         do throws(CallError) {
             return try route(request)
         } catch {
-            return .json(status: error.code.httpStatus, #"{"error":{"code":\#(error.code.rawValue),"message":\#(quoted(error.message))}}"#)
+            return .json(status: error.code.httpStatus, #"{"error":{"code":\#(error.code.rawValue),"message":\#(JSON.quoted(error.message))}}"#)
         }
     }
 
@@ -172,13 +172,13 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
                 return try registry.createRoom(id: body.roomId, maxParticipants: body.maxParticipants)
             }
             perform(effects)
-            return .json(status: 201, #"{"roomId":\#(quoted(id))}"#)
+            return .json(status: 201, #"{"roomId":\#(JSON.quoted(id))}"#)
         case ("GET", 3, "v1") where parts[1] == "rooms":
             let room = parts[2]
             return try registry.withLock { registry throws(CallError) in
                 _ = try registry.authorize(request.bearerToken, room: room, moderator: false, now: epoch)
                 guard let state = registry.room(room) else { throw CallError(.roomNotFound, "room \(room) not found") }
-                return .json(RoomServer.json(RoomSnapshot(state)))
+                return .json(JSON.text(RoomSnapshot(state)))
             }
         case ("DELETE", 3, "v1") where parts[1] == "rooms":
             let room = parts[2]
@@ -198,7 +198,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
             perform(effects)
             let media = MediaDescription(rtpPort: rtpPort, ssrc: info.ssrc!)
             let answer = IngestAnswer(participantId: info.id, ssrc: info.ssrc!, media: media)
-            return .json(status: 201, RoomServer.json(answer))
+            return .json(status: 201, JSON.text(answer))
         case ("DELETE", 5, "v1") where parts[1] == "rooms" && parts[3] == "ingest":
             let room = parts[2], participant = parts[4]
             perform(try registry.withLock { registry throws(CallError) in
@@ -222,7 +222,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
 
     func speakerChanged(room: String, participant: String?, time: Double) {
         perform(registry.withLock { $0.speakerChanged(room: room, participant: participant, time: time) })
-        roomEvent(room, #""type":"speaker-changed","room":\#(quoted(room)),"participant":\#(participant.map(quoted) ?? "null"),"t":\#(String(format: "%.2f", time))"#)
+        roomEvent(room, #""type":"speaker-changed","room":\#(JSON.quoted(room)),"participant":\#(participant.map(JSON.quoted) ?? "null"),"t":\#(String(format: "%.2f", time))"#)
         recorder?.floor(room: room, participant: participant, time: time)
     }
 
@@ -247,7 +247,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
     func roomOpened(_ room: String, tick: Int) {
         recorder?.roomOpened(room, tick: tick)
         // Room time 0 in server time, so a recording's events can be placed on its audio.
-        recorder?.event(room: room, line: #"{"serverTime":\#(String(format: "%.3f", now)),"type":"room-opened","room":\#(quoted(room))}"#)
+        recorder?.event(room: room, line: #"{"serverTime":\#(String(format: "%.3f", now)),"type":"room-opened","room":\#(JSON.quoted(room))}"#)
     }
 
     func roomClosed(_ room: String, tick: Int) {
@@ -256,16 +256,9 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
 
     // MARK: Helpers
 
-    /// Our own answer structs as JSON (strings, numbers, arrays: encoding cannot fail).
-    private static func json<T: Encodable>(_ value: T) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try! encoder.encode(value), as: UTF8.self)
-    }
-
     private static func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8], empty: T?) throws(CallError) -> T {
         if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }), let empty { return empty }
-        guard let value = try? JSONDecoder().decode(type, from: Data(body)) else {
+        guard let value = JSON.decode(type, from: body) else {
             throw CallError(.malformedMessage, "the request body is not the JSON this call takes (see docs/call.md)")
         }
         return value
@@ -327,21 +320,4 @@ private struct RoomSnapshot: Encodable {
     }
 
     enum CodingKeys: String, CodingKey { case roomId, maxParticipants, participants, speakerId }
-}
-
-/// A JSON string literal.
-func quoted(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    return out + "\""
 }

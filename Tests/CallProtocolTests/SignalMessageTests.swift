@@ -75,3 +75,15 @@ import CallProtocol
         #expect(CallErrorCode.roomNotFound.httpStatus == 404)
     }
 }
+
+@Suite struct JSONTextTests {
+    @Test func quotedEscapesWhatJSONRequires() throws {
+        let text = "a\"b\\c\nd\u{01}é/"
+        let quoted = JSON.quoted(text)
+        #expect(quoted.hasPrefix("\"") && quoted.hasSuffix("\""))
+        #expect(!quoted.contains("\n") && !quoted.contains("\u{01}"))
+        // Whatever the escapes, it reads back as the same string.
+        #expect(JSON.decode(String.self, from: Array(quoted.utf8)) == text)
+        #expect(JSON.quoted("room-1") == #""room-1""#)
+    }
+}
