@@ -83,12 +83,12 @@ enum LiveRunner {
         func wait(timeout: Double) -> Int32? {
             let deadline = Date().addingTimeInterval(timeout)
             while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-            if process.isRunning {
-                process.terminate()
-                process.waitUntilExit()
-                return nil
-            }
-            return process.terminationStatus
+            let timedOut = process.isRunning
+            if timedOut { process.terminate() }
+            // Always: Foundation's Process (swift-corelibs) keeps a run-loop source pointing at the
+            // object until waitUntilExit clears it; releasing it earlier can leave that source behind.
+            process.waitUntilExit()
+            return timedOut ? nil : process.terminationStatus
         }
     }
 
