@@ -297,7 +297,8 @@ final class DeviceEventLog: MeetingEventListener {
         #expect(await Self.eventually { server.mediaStatistics.accepted > 25 })
         let voice = try Resampler(inputRate: 16000, outputRate: 48000).process(Synthesis.voice(seconds: 2, f0: 200, levelDBFS: -22, seed: 5))
         try await alice.changeMic(customMicrophoneTrack: CustomMicrophoneTrack(source: FileMicrophone(samples: voice, loop: true), label: "voice"))
-        #expect(log.all == ["disabled alice audio", "enabled alice audio"])
+        // Listeners hear events on the meeting's event queue, shortly after the call returns.
+        #expect(await Self.eventually(5) { log.all == ["disabled alice audio", "enabled alice audio"] }, "\(log.all)")
         let accepted = server.mediaStatistics.accepted
         #expect(await Self.eventually { server.mediaStatistics.accepted > accepted + 50 })
         #expect(log.errors.withLock { $0 }.isEmpty)
@@ -454,7 +455,8 @@ extension DeviceAPITests {
             #expect(error.code == MeetingError.audioDeviceFailed)
         }
         #expect(await Self.eventually(5) { log.errors.withLock { $0 }.map(\.code) == [MeetingError.audioDeviceFailed] })
-        #expect(log.all == ["disabled alice audio", "enabled alice audio"])
+        // Listeners hear events on the meeting's event queue, shortly after the call returns.
+        #expect(await Self.eventually(5) { log.all == ["disabled alice audio", "enabled alice audio"] }, "\(log.all)")
         let received = bob.receivedPackets["alice"] ?? 0
         #expect(await Self.eventually { (bob.receivedPackets["alice"] ?? 0) > received + 50 }, "the previous microphone publishes again")
         #expect(await Self.eventually { (bobLog.level("alice") ?? -127) > -45 }, "it is the voice device")
