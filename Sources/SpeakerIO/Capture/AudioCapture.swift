@@ -159,9 +159,13 @@ public final class AudioCapture: @unchecked Sendable {
         running.store(true, ordering: .releasing)
         let thread = Thread { [unowned self] in
             self.captureLoop()
+            // Once `ended` is set a reader may release the capture (it saw the end), and an unowned
+            // read of an object being deinitialised traps: after the store, use only these strong
+            // references.
+            let queue = self.queue, done = self.threadDone
             self.ended.store(true, ordering: .releasing)
-            self.queue.wake()
-            self.threadDone.signal()
+            queue.wake()
+            done.signal()
         }
         thread.name = "capture \(format.device)"
         thread.qualityOfService = .userInteractive
