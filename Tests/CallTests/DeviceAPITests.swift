@@ -247,8 +247,10 @@ final class DeviceEventLog: MeetingEventListener {
         let callsBefore = deviceCalls.load(ordering: .relaxed)
         try await alice.changeMic()
 
-        let local = aliceLog.all.filter { $0.hasSuffix("alice audio") }
-        #expect(local == ["disabled alice audio", "enabled alice audio"], "\(aliceLog.all)")
+        // Listeners hear events on the meeting's event queue, shortly after the call returns.
+        #expect(
+            await Self.eventually(5) { aliceLog.all.filter { $0.hasSuffix("alice audio") } == ["disabled alice audio", "enabled alice audio"] },
+            "\(aliceLog.all)")
         #expect(await Self.eventually(5) { bobLog.all.filter { $0.hasSuffix("alice audio") }.count == 2 })
         #expect(bobLog.all.filter { $0.hasSuffix("alice audio") } == ["disabled alice audio", "enabled alice audio"], "the server was told")
         #expect(await Self.eventually(5) { deviceCalls.load(ordering: .relaxed) > callsBefore }, "the device listener hears of the change")
