@@ -1,10 +1,11 @@
 import SpeakerCore
 
-/// Makes the engines the scenarios measure, with the engine's default configuration.
+/// Makes the engines the scenarios measure (the engine's default configuration unless `--config`
+/// says otherwise).
 enum EngineFactory {
-    /// An engine with the default configuration whose rooms are shared among `workers` threads.
-    static func make(workers: Int = 1) throws -> Engine {
-        try Engine(configuration: EngineConfiguration(), workers: workers)
+    /// An engine whose rooms are shared among `workers` threads.
+    static func make(workers: Int = 1, configuration: EngineConfiguration) throws -> Engine {
+        try Engine(configuration: configuration, workers: workers)
     }
 
     /// Adds `streams` streams in rooms of `roomSize` (the last room may be smaller), named `s<n>` in `r<n>`.

@@ -9,8 +9,11 @@ struct EngineLoad: TickedLoad {
     private(set) var checksum = Checksum()
     private var ticksDone = 0
 
-    init(pool: AudioPool, streams: Int, roomSize: Int, workers: Int = 1, seed: UInt64 = 1) throws {
-        engine = try EngineFactory.make(workers: workers)
+    init(
+        pool: AudioPool, streams: Int, roomSize: Int, workers: Int = 1, seed: UInt64 = 1,
+        configuration: EngineConfiguration
+    ) throws {
+        engine = try EngineFactory.make(workers: workers, configuration: configuration)
         ids = EngineFactory.populate(engine, streams: streams, roomSize: roomSize)
         feed = HopFeed(pool: pool, streams: streams, seed: seed)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import SpeakerCore
 
 /// Command-line options of the benchmark.
 struct Options {
@@ -16,6 +17,9 @@ struct Options {
     var levelRoomSizes = LevelScenario.roomSizes
     var allowDebug = false
     var cacheDirectory = NSTemporaryDirectory() + "/activespeaker-bench"
+    /// `--config KEY=VALUE` settings, in order, and the engine configuration they make.
+    var settings: [String] = []
+    var configuration = EngineConfiguration()
     /// Internal: run the memory probe of scenario 5 in this process and print its JSON.
     var memoryProbe: (from: Int, to: Int)?
 
@@ -49,6 +53,8 @@ struct Options {
                                build it with `swift build -c release --product activespeaker`).
           --cache DIR          Where scenario 4 keeps its generated WAV files
                                (default $TMPDIR/activespeaker-bench).
+          --config KEY=VALUE   An engine setting, as for `activespeaker detect --config`
+                               (repeatable), e.g. vad.restingInterval=1.
           --allow-debug        Run a debug build anyway (its figures mean nothing).
           -h, --help           This help.
         """
@@ -95,6 +101,16 @@ struct Options {
             case "--activespeaker": options.activespeaker = try value(argument)
             case "--cache": options.cacheDirectory = try value(argument)
             case "--allow-debug": options.allowDebug = true
+            case "--config":
+                let setting = try value(argument)
+                guard let equals = setting.firstIndex(of: "=") else { throw BenchmarkError("--config KEY=VALUE, got \(setting)") }
+                do {
+                    options.configuration = try options.configuration.setting(
+                        String(setting[..<equals]), to: String(setting[setting.index(after: equals)...]))
+                } catch {
+                    throw BenchmarkError("--config \(setting): \(error)")
+                }
+                options.settings.append(setting)
             case "--memory-probe":
                 let counts = try integers(argument, try value(argument))
                 guard counts.count == 2, counts[0] < counts[1] else { throw BenchmarkError("--memory-probe FROM,TO") }

@@ -14,7 +14,7 @@ enum AnalysisScenario {
         var checksum = Checksum()
         for streams in options.analysisStreams {
             let ticks = options.budget.ticks(streams: streams)
-            var load = try EngineLoad(pool: pool, streams: streams, roomSize: roomSize, seed: UInt64(streams))
+            var load = try EngineLoad(pool: pool, streams: streams, roomSize: roomSize, seed: UInt64(streams), configuration: options.configuration)
             load.warmUp(ticks: options.budget.warmUpTicks(streams: streams))
             var tickTimes = TickTimes(capacity: ticks * options.runs)
             var cpuFactor: [Double] = []

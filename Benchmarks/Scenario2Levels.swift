@@ -22,7 +22,7 @@ enum LevelScenario {
             var tickTimes = TickTimes(capacity: ticks * options.runs)
             var rates: [Double] = []
             var nanoseconds: [Double] = []
-            var load = try LevelLoad(levels: levels, streams: streams, roomSize: roomSize)
+            var load = try LevelLoad(levels: levels, streams: streams, roomSize: roomSize, configuration: options.configuration)
             load.warmUp(ticks: warmUp)
             for _ in 0..<options.runs {
                 let (_, cpu) = load.measure(ticks: ticks, tickTimes: &tickTimes)
@@ -82,8 +82,8 @@ struct LevelLoad: TickedLoad {
     private var position: [Int]
     private var checksum = Checksum()
 
-    init(levels: LevelTracks, streams: Int, roomSize: Int) throws {
-        engine = try EngineFactory.make()
+    init(levels: LevelTracks, streams: Int, roomSize: Int, configuration: EngineConfiguration) throws {
+        engine = try EngineFactory.make(configuration: configuration)
         var ids: [StreamID] = []
         var room = engine.addRoom(name: "r0")
         var random = SplitMix64(seed: UInt64(roomSize))

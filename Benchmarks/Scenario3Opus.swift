@@ -18,8 +18,8 @@ enum OpusScenario {
         let packetsPerRun = max(25, options.budget.ticks(streams: streams) / 4)
         let audioSeconds = Double(streams * packetsPerRun * packetSamples) / Double(AnalysisFormat.sampleRate)
 
-        var decodeOnly = try OpusLoad(packets: packets, streams: streams, analyse: false)
-        var decodeAnalyse = try OpusLoad(packets: packets, streams: streams, analyse: true)
+        var decodeOnly = try OpusLoad(packets: packets, streams: streams, analyse: false, configuration: options.configuration)
+        var decodeAnalyse = try OpusLoad(packets: packets, streams: streams, analyse: true, configuration: options.configuration)
         decodeOnly.warmUp(packets: packetsPerRun / 4 + 10)
         decodeAnalyse.warmUp(packets: packetsPerRun / 4 + 10)
         var decodeFactor: [Double] = []
@@ -105,11 +105,11 @@ struct OpusLoad {
     private let pcm: FloatBuffer
     private(set) var checksum = Checksum()
 
-    init(packets: PacketTracks, streams: Int, analyse: Bool) throws {
+    init(packets: PacketTracks, streams: Int, analyse: Bool, configuration: EngineConfiguration) throws {
         self.packets = packets
         decoders = try (0..<streams).map { _ in try OpusPacketDecoder(sampleRate: AnalysisFormat.sampleRate) }
         if analyse {
-            let engine = try EngineFactory.make()
+            let engine = try EngineFactory.make(configuration: configuration)
             load = (engine, EngineFactory.populate(engine, streams: streams, roomSize: OpusScenario.roomSize))
         } else {
             load = nil

@@ -27,7 +27,9 @@ enum MemoryScenario {
         var checksum = Checksum()
         for _ in 0..<runs {
             let (status, output) = try runCapturing(
-                executablePath(), ["--memory-probe", "\(from),\(to)", "--fixtures", fixtures] + (options.allowDebug ? ["--allow-debug"] : []))
+                executablePath(),
+                ["--memory-probe", "\(from),\(to)", "--fixtures", fixtures] + (options.allowDebug ? ["--allow-debug"] : [])
+                    + options.settings.flatMap { ["--config", $0] })
             guard status == 0, let line = output.split(separator: "\n").last,
                 let probe = try? JSONDecoder().decode(ProbeResult.self, from: Data(line.utf8))
             else { throw BenchmarkError("memory probe failed (status \(status)): \(output)") }
@@ -64,7 +66,7 @@ enum MemoryScenario {
         guard let fixtures = options.fixtures ?? AudioPool.locateFixtures() else { throw BenchmarkError("no fixtures") }
         let pool = try AudioPool(fixtures: fixtures)
         var feed = HopFeed(pool: pool, streams: to, seed: 5)
-        let engine = try EngineFactory.make()
+        let engine = try EngineFactory.make(configuration: options.configuration)
         var ids = EngineFactory.populate(engine, streams: from, roomSize: roomSize)
         var checksum = Checksum()
         func tick(_ count: Int) {

@@ -11,7 +11,7 @@ enum ScalingScenario {
         let ticks = options.budget.ticks(streams: streams)
         let workerCounts = [1, 2]
         var loads = try workerCounts.map {
-            try EngineLoad(pool: pool, streams: streams, roomSize: roomSize, workers: $0, seed: 6)
+            try EngineLoad(pool: pool, streams: streams, roomSize: roomSize, workers: $0, seed: 6, configuration: options.configuration)
         }
         for index in loads.indices { loads[index].warmUp(ticks: options.budget.warmUpTicks(streams: streams)) }
         var wall = [[Double]](repeating: [], count: workerCounts.count)

@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Counts instructions of benchmark scenario 1 with callgrind and lists where they go.
 #
-#   bash tools/profile_benchmark.sh [STREAMS] [TOP]
+#   bash tools/profile_benchmark.sh [STREAMS] [TOP] [BENCHMARK OPTIONS...]
 #
 # Builds the Benchmarks executable in release mode with debug info (-g) into its own scratch
 # directory, runs scenario 1 for STREAMS streams (default 64; one --quick run) under
 # valgrind --tool=callgrind collecting only inside the measured loop (EngineLoad.measure), then
 # prints the TOP (default 30) functions by exclusive instructions (Swift names demangled), the
-# instructions per stream-frame, and the share of each library. Instruction counts are exact and
+# instructions per stream-frame, and the share of each library. Options after TOP go to the benchmark,
+# e.g. `--config vad.restingInterval=1`. Instruction counts are exact and
 # repeatable, unlike times on a shared machine. Needs valgrind (apt-get install valgrind).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 streams="${1:-64}"
 top="${2:-30}"
+shift $(( $# < 2 ? $# : 2 ))
 scratch="${PROFILE_SCRATCH:-/tmp/activespeaker-profile-build}"
 out="${PROFILE_OUT:-/tmp/activespeaker-callgrind.out}"
 
@@ -27,7 +29,7 @@ trap 'rm -f "$json"' EXIT
 
 valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*EngineLoadV7measure*' \
     --callgrind-out-file="$out" \
-    "$binary" --scenario 1 --streams "$streams" --runs 1 --quick --json "$json" >/dev/null 2>"$out.log"
+    "$binary" --scenario 1 --streams "$streams" --runs 1 --quick --json "$json" "$@" >/dev/null 2>"$out.log"
 
 callgrind_annotate --auto=no --threshold=100 "$out" 2>/dev/null | swift-demangle --simplified > "$out.txt"
 # Ticks collected: the call count of Engine.tick() where it calls the bulk of the work. (Counted rather

@@ -56,6 +56,8 @@ struct NoiseTracker {
     ///   so that the minimum-statistics window keeps its length in time.
     mutating func update(power: UnsafeBufferPointer<Float>, frames: Int = 1) {
         precondition(power.count == binCount)
+        // The smoothing is per update, whatever their spacing: compounding it over skipped frames
+        // (a^frames) lets the smoothed power dip lower, which lowers the minimum and costs precision.
         let a = smoothing, b = 1 - smoothing
         let firstFrame = !started
         started = true

@@ -27,6 +27,13 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
     /// keeps learning. Default 1: every frame is analysed. 4 makes a meeting of mostly silent
     /// listeners several times cheaper, for about 1 % of VAD F1 on the generated meetings.
     public var quietRefresh: Int = 1
+    /// A resting stream — outside an utterance, its last analysed frame below `voicedSNR`, its hop at
+    /// most 3 dB louder than that frame — is analysed only on every this-many-th frame (streams take
+    /// turns, so a tick's work stays even); the frames between keep the last analysis's spectral
+    /// features (no speech evidence in them) with their own hop's energy. Any other frame is
+    /// analysed. Default 2: about 12 % fewer instructions on the bundled meetings, VAD and floor
+    /// accuracy unchanged on the dev and held-out sets; 3 and 4 cost VAD F1. 1 analyses every frame.
+    public var restingInterval: Int = 2
     /// Speech frames among the last `onsetWindow` hops that start an utterance. Default 3.
     public var onsetFrames: Int = 3
     /// Hops examined for an onset. Default 5 (50 ms).
@@ -64,6 +71,8 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
         try ConfigurationError.check(unvoicedSpan >= 0 && unvoicedSpan <= 5, "vad.unvoicedSpan", "0…5 s")
         try ConfigurationError.check(quietMargin >= 0 && quietMargin <= 20, "vad.quietMargin", "0…20 dB")
         try ConfigurationError.check(quietRefresh >= 1 && quietRefresh <= 100, "vad.quietRefresh", "1…100 frames")
+        try ConfigurationError.check(
+            restingInterval >= 1 && restingInterval <= 4, "vad.restingInterval", "1…4 frames")
         try ConfigurationError.check(transientDrop >= 0 && transientDrop <= 60, "vad.transientDrop", "0…60 dB")
         try ConfigurationError.check(steadyFlux >= 0 && steadyFlux <= 20, "vad.steadyFlux", "0…20 dB")
         try ConfigurationError.check(steadyFraction >= 0 && steadyFraction <= 1, "vad.steadyFraction", "0…1")

@@ -92,7 +92,7 @@ public final class Engine {
     /// - Precondition: the room exists.
     public func addStream(name: String, room: RoomID) -> StreamID {
         let state = roomState(room)
-        channels.append(StreamChannel(name: name, room: room.rawValue, configuration: configuration))
+        channels.append(StreamChannel(name: name, room: room.rawValue, index: channels.count, configuration: configuration))
         let index = channels.count - 1
         state.members.append(index)
         state.sizeScratch()

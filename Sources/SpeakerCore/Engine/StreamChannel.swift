@@ -37,10 +37,12 @@ final class StreamChannel {
     /// Smoothed mean square of the hops, for reported levels.
     @exclusivity(unchecked) var smoothedMeanSquare: Float = 0
 
-    init(name: String, room: Int, configuration: EngineConfiguration) {
+    /// - Parameter index: the stream's index in the engine, which spreads the streams' resting analyses
+    ///   over the ticks (see `VoiceActivityConfiguration.restingInterval`).
+    init(name: String, room: Int, index: Int, configuration: EngineConfiguration) {
         self.name = name
         self.room = room
-        spectral = SpectralState(configuration: configuration.vad)
+        spectral = SpectralState(configuration: configuration.vad, phase: index)
         pending = [Float](repeating: 0, count: AnalysisFormat.hopSize)
         speechLevel = configuration.leakage.initialSpeechLevel
     }

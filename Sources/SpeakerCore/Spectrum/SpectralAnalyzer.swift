@@ -16,8 +16,15 @@ struct SpectralState {
     var quietExcessDB: Float = Levels.floorDBFS
     /// Quiet frames in a row that skipped the spectral analysis.
     var quietSkipped = 0
+    /// Counts resting frames; those that are not a multiple of `restingInterval` reuse `lastSpectral`.
+    var restingCount: Int
+    /// The spectral features of the last fully analysed frame.
+    var lastSpectral = FrameFeatures()
 
-    init(configuration: VoiceActivityConfiguration) {
+    /// - Parameter phase: where this stream starts in the cycle of `restingInterval` (streams given
+    ///   different phases analyse their resting frames on different ticks).
+    init(configuration: VoiceActivityConfiguration, phase: Int = 0) {
+        restingCount = phase
         history = [Float](repeating: 0, count: AnalysisFormat.windowSize)
         noise = NoiseTracker(
             binCount: AnalysisFormat.binCount,
@@ -108,9 +115,6 @@ final class SpectralAnalyzer {
             base.update(from: base + hopSize, count: n - hopSize)
             (base + n - hopSize).update(from: hop.baseAddress!, count: hopSize)
             features.windowEnergyDBFS = Levels.dBFS(meanSquare: Kernels.sumOfSquares(UnsafeBufferPointer(history)) / Float(n))
-            window.withUnsafeBufferPointer { w in
-                Kernels.multiply(UnsafeBufferPointer(history), w, into: workspace.windowed.buffer)
-            }
         }
         // Until the window holds real audio throughout, the spectrum would show the edge of the
         // zeros it started with: measure nothing spectral and teach the noise tracker nothing.
@@ -135,8 +139,33 @@ final class SpectralAnalyzer {
                 return features
             }
         }
+        // A resting stream — outside an utterance, its last analysed frame not sounding (below
+        // `voicedSNR`), its hop no louder than that frame's by more than 3 dB — is analysed only on
+        // every `restingInterval`-th frame; frames between keep the last analysis's spectral features
+        // (no speech evidence in them, by the test) with their own hop's energy.
+        if mayRest, configuration.restingInterval > 1 {
+            state.restingCount += 1
+            let last = state.lastSpectral
+            if state.restingCount % configuration.restingInterval != 0, last.segmentalSNR < configuration.voicedSNR,
+                features.energyDBFS <= last.energyDBFS + 3
+            {
+                state.quietSkipped += 1
+                var carried = state.lastSpectral
+                carried.energyDBFS = features.energyDBFS
+                carried.meanSquare = features.meanSquare
+                carried.level = features.level
+                carried.zeroCrossingRate = features.zeroCrossingRate
+                carried.windowEnergyDBFS = features.windowEnergyDBFS
+                return carried
+            }
+        }
         let framesSinceAnalysis = state.quietSkipped + 1
         state.quietSkipped = 0
+        state.history.withUnsafeBufferPointer { history in
+            window.withUnsafeBufferPointer { w in
+                Kernels.multiply(history, w, into: workspace.windowed.buffer)
+            }
+        }
         workspace.transformWindowed()
 
         // Power spectrum, scaled so that the bins add up to the window's mean square.
@@ -249,6 +278,7 @@ final class SpectralAnalyzer {
         } else {
             state.quietExcessDB = features.speechBandExcessDB
         }
+        if configuration.restingInterval > 1 { state.lastSpectral = features }
         return features
     }
 
