@@ -34,8 +34,10 @@ import TestSupport
     }
 
     @Test func backchannelInAPauseDoesNotSwitch() throws {
-        let a = Self.microphone(9, seed: 5, f0: 120, talks: [(0.5, 3.0), (3.6, 8.0)])
-        let b = Self.microphone(9, seed: 6, f0: 210, talks: [(3.05, 3.5)])
+        // A pause 0.1 s shorter than `turnEndPause` (still inside the turn), nearly filled by b's "yeah".
+        let pause = SelectionConfiguration().turnEndPause - 0.1
+        let a = Self.microphone(9, seed: 5, f0: 120, talks: [(0.5, 3.0), (3.0 + pause, 8.0)])
+        let b = Self.microphone(9, seed: 6, f0: 210, talks: [(3.05, 3.0 + pause - 0.1)])
         let result = try EngineHarness.run([("a", a), ("b", b)])
         #expect(!result.dominant.contains { $0.holder == "b" })
     }

@@ -1,10 +1,11 @@
 /// Recognises sustained sound — hold music, a ringing tone, a whistle, a machine starting — by its
 /// steadiness.
 ///
-/// Speech keeps changing: syllables start and stop several times a second and formants glide, so few
-/// of its frames have a spectral flux below 0.4 dB (on the bundled meetings, at most 32 % of the
-/// sounding frames of any 320 ms, 19 % typically). A held note or tone changes little from frame to
-/// frame (76–97 % of its frames below 0.4 dB). Only *sounding* frames (standing `voicedSNR` above the
+/// Speech keeps changing: syllables start and stop several times a second and formants glide, so
+/// most of its sounding frames rise by more than `steadyFlux` in some bands over 30 ms. A held note,
+/// a decaying chord or a tone changes little over 30 ms. (Over 30 ms rather than 10 ms: a 10 ms
+/// difference is dominated by the frame-to-frame wobble of noise and beating partials, which made
+/// synthetic hold music look as changeful as speech.) Only *sounding* frames (standing `voicedSNR` above the
 /// noise floor) of the last 320 ms count, so the silence between two notes does not hide the second
 /// note's steadiness; at least `minimumSounding` of them are needed before anything is called steady.
 ///

@@ -40,13 +40,14 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
     public var onsetWindow: Int = 5
     /// How long after the last voiced frame unvoiced frames still continue an utterance. Default 0.15 s.
     public var unvoicedSpan: Double = 0.15
-    /// Time without a speech frame that ends an utterance. Default 0.3 s.
-    public var hangover: Double = 0.3
+    /// Time without a speech frame that ends an utterance (so pauses shorter than this stay inside
+    /// it). Default 0.4 s.
+    public var hangover: Double = 0.4
     /// For level streams (RFC 6464 levels, no audio): dB above the stream's level floor that count as
     /// speech when the sender gives no V flag. Default 10 dB.
     public var levelSNR: Float = 10
-    /// Spectral flux (dB) below which a sounding frame counts as steady. Default 0.4 dB.
-    public var steadyFlux: Float = 0.4
+    /// Spectral flux (dB, rise over 30 ms) below which a sounding frame counts as steady. Default 0.6 dB.
+    public var steadyFlux: Float = 0.6
     /// Fraction of steady frames among the sounding frames of the last 320 ms at or above which the
     /// sound is sustained (music, a tone), not speech, 0…1. Default 0.5; 1 turns the test off.
     public var steadyFraction: Float = 0.5

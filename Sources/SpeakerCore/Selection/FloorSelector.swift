@@ -5,10 +5,10 @@ public struct SelectionConfiguration: Codable, Sendable, Equatable {
     public var policy: FloorPolicyKind = .hysteresis
     /// With no speech in the room for this long, the dominant speaker becomes nobody. Default 1.0 s.
     public var releaseAfter: Double = 1.0
-    /// A holder silent this long has finished its turn; shorter pauses are inside a turn. Default 0.7 s.
-    public var turnEndPause: Double = 0.7
-    /// Speech a challenger needs to take the floor from a holder who has finished. Default 0.2 s.
-    public var turnStart: Double = 0.2
+    /// A holder silent this long has finished its turn; shorter pauses are inside a turn. Default 0.6 s.
+    public var turnEndPause: Double = 0.6
+    /// Speech a challenger needs to take the floor from a holder who has finished. Default 0.15 s.
+    public var turnStart: Double = 0.15
     /// Speech a challenger needs to take the floor from a holder who is still talking: bursts shorter
     /// than this (backchannels such as "yeah") never take it. Default 0.8 s.
     public var interruption: Double = 0.8

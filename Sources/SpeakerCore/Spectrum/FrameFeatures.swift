@@ -29,7 +29,9 @@ public struct FrameFeatures: Sendable, Equatable {
     public var flatness: Float = 1
     /// Power-weighted mean frequency of the window, in Hz.
     public var centroidHz: Float = 0
-    /// Mean rise of band energy since the previous frame, in dB (only rises count): onsets are large.
+    /// Mean rise of band energy over the last 30 ms (since the spectrum analysed three frames before
+    /// this one), in dB; only rises count. Onsets and formant movements are large; a held note, a
+    /// decaying chord or a hum stay small.
     public var flux: Float = 0
     /// Periodicity of the part of the spectrum above the noise floor, 0…1: the highest normalised
     /// autocorrelation at lags 2.5–12 ms (pitch 83–400 Hz) of the noise-whitened 0.16–4 kHz

@@ -7,6 +7,12 @@ struct SpectralState {
     var history: [Float]
     var noise: NoiseTracker
     var previousBandDB: SIMD16<Float>
+    /// Band energies of the last `fluxSpan` analysed frames, one row of `SpectralBands.count` each; the
+    /// row at `oldestBandRow` is the oldest, against which the flux is measured.
+    var bandHistory: [Float]
+    var oldestBandRow = 0
+    /// Analysed frames between the two spectra whose difference is the flux.
+    static let fluxSpan = 3
     /// Hops seen, up to the number that fills the window.
     var hopsSeen = 0
     /// Power of the noise estimate after a first-difference filter, at the last full analysis, dBFS:
@@ -34,6 +40,7 @@ struct SpectralState {
             bias: configuration.noiseBias,
             minimumPower: SpectralAnalyzer.minimumBinPower)
         previousBandDB = SIMD16(repeating: Levels.floorDBFS)
+        bandHistory = [Float](repeating: Levels.floorDBFS, count: SpectralBands.count * Self.fluxSpan)
     }
 }
 
@@ -231,8 +238,11 @@ final class SpectralAnalyzer {
                 withUnsafeMutableBytes(of: &features.bandEnergyDB) { dbBytes in
                     withUnsafeMutableBytes(of: &features.bandSNR) { snrBytes in
                         withUnsafeMutableBytes(of: &state.previousBandDB) { previousBytes in
+                          state.bandHistory.withUnsafeMutableBufferPointer { history in
                             let db = dbBytes.bindMemory(to: Float.self), snr = snrBytes.bindMemory(to: Float.self)
                             let previous = previousBytes.bindMemory(to: Float.self)
+                            // The oldest row: the frame `fluxSpan` analyses ago, replaced by this one.
+                            let past = history.baseAddress! + state.oldestBandRow * SpectralBands.count
                             SpectralBands.edges.withUnsafeBufferPointer { edges in
                                 SpectralBands.inverseWidthList.withUnsafeBufferPointer { inverseWidths in
                                     for band in 0..<SpectralBands.count {
@@ -247,7 +257,8 @@ final class SpectralAnalyzer {
                                         let bandSNR = max(decibels - decibelsPerOctave * FastMath.log2(noiseValue), 0)
                                         db[band] = decibels
                                         snr[band] = bandSNR
-                                        riseSum += max(decibels - previous[band], 0)
+                                        riseSum += max(decibels - past[band], 0)
+                                        past[band] = decibels
                                         previous[band] = decibels
                                         if band >= speech.lowerBound && band < speech.upperBound {
                                             clampedSum += min(bandSNR, 30)
@@ -259,11 +270,13 @@ final class SpectralAnalyzer {
                                     }
                                 }
                             }
+                          }
                         }
                     }
                 }
             }
         }
+        state.oldestBandRow = (state.oldestBandRow + 1) % SpectralState.fluxSpan
         state.differencedNoiseDBFS = Levels.dBFS(meanSquare: noiseTotal)
         let count = Float(speech.count)
         features.speechBandExcessDB = Levels.dBFS(meanSquare: excess)
