@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the local evaluation sets (not committed; datasets-local/ is git-ignored):
 #   datasets-local/dev      8 meetings x 45 s, seeds 200-207: tune on these
+#   datasets-local/dev2     16 meetings x 45 s, seeds 300-315: tune on these too (more backchannels, music, leaks)
 #   datasets-local/heldout  8 meetings x 45 s, seeds 900-907: never tune on these, only report
 # Each meeting is a folder as `activespeaker eval` reads it (see docs/evaluation.md).
 # Then, unless --no-pyannote is given, fetch the pyannote.audio sample (tools/fetch_pyannote_sample.sh).
@@ -28,21 +29,22 @@ python3 -c 'import numpy, scipy' 2>/dev/null \
 # Build each set in a scratch folder and move it into place whole, so a failed run leaves the
 # previous set as it was.
 make_set() {
-    local name=$1 seed=$2
+    local name=$1 seed=$2 count=$3
     local scratch="$out/.$name.partial"
     rm -rf "$scratch"
     mkdir -p "$scratch"
-    python3 tools/make_meetings.py --out "$scratch" --name "$name" --count 8 --seed "$seed" --duration 45
+    python3 tools/make_meetings.py --out "$scratch" --name "$name" --count "$count" --seed "$seed" --duration 45
     python3 tools/check_meetings.py "$scratch"/*/
     rm -rf "${out:?}/$name"
     mv "$scratch" "$out/$name"
 }
 
 mkdir -p "$out"
-make_set dev 200
-make_set heldout 900
+make_set dev 200 8
+make_set dev2 300 16
+make_set heldout 900 8
 
 if [ "$pyannote" = 1 ]; then
     bash tools/fetch_pyannote_sample.sh "$out/pyannote"
 fi
-echo "make_datasets: wrote $out/dev, $out/heldout$([ "$pyannote" = 1 ] && echo ", $out/pyannote")"
+echo "make_datasets: wrote $out/dev, $out/dev2, $out/heldout$([ "$pyannote" = 1 ] && echo ", $out/pyannote")"

@@ -21,12 +21,12 @@ scratch=${SCRATCH_PATH:-.build}
 swift build -c release --product activespeaker --scratch-path "$scratch"
 binary="$scratch/release/activespeaker"
 
-if [ ! -d datasets-local/dev ] || [ ! -d datasets-local/heldout ]; then
+if [ ! -d datasets-local/dev ] || [ ! -d datasets-local/dev2 ] || [ ! -d datasets-local/heldout ]; then
     bash tools/make_datasets.sh --no-pyannote
 fi
 [ -d datasets-local/pyannote ] || bash tools/fetch_pyannote_sample.sh datasets-local/pyannote
 
-sets=(Fixtures/meetings datasets-local/dev datasets-local/heldout datasets-local/pyannote)
+sets=(Fixtures/meetings datasets-local/dev datasets-local/dev2 datasets-local/heldout datasets-local/pyannote)
 mkdir -p "$out"
 python3 tools/compare_vads.py --binary "$binary" --work "$out/systems" --json "$out/reports.json" \
     --markdown "$out/tables.md" "${sets[@]}"
@@ -35,7 +35,7 @@ for set in "${sets[@]}"; do
     "$binary" eval --policies hysteresis,volfin-cohen,livekit,chime,loudest --per-stream \
         --plots "$out/plots/$name" "$set" > "$out/$name.txt"
 done
-for set in Fixtures/meetings datasets-local/dev datasets-local/heldout; do
+for set in Fixtures/meetings datasets-local/dev datasets-local/dev2 datasets-local/heldout; do
     python3 tools/vad_error_breakdown.py --binary "$binary" "$set" > "$out/breakdown-$(basename "$set").txt"
 done
 echo "run_evaluation: wrote $out/tables.md, $out/reports.json, $out/*.txt and $out/plots/"
