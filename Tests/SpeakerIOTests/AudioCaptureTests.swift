@@ -148,6 +148,29 @@ struct AudioCaptureTests {
         #expect(capture.droppedHops == 1)
     }
 
+    /// An owner may drop a running capture or watcher without `stop()`: `deinit` stops the thread, and
+    /// the thread must not touch the object being destroyed (it did once, through `unowned self`, which
+    /// traps).
+    @Test func releasingARunningCaptureOrWatcherStopsItsThread() throws {
+        let devices = try FileBackedDevices([("long", [Synthesis.noise(seconds: 5, levelDBFS: -30, seed: 4)], 16000)])
+        defer { devices.remove() }
+        for _ in 0..<3 {
+            var capture: AudioCapture? = try AudioCapture(device: "long", configurationFile: devices.configuration)
+            capture!.start()
+            var block = [Float](repeating: 0, count: capture!.hopBlockSize)
+            #expect(block.withUnsafeMutableBufferPointer { capture!.nextHop(into: $0, timeout: 1) } == .hop)
+            let started = Date()
+            capture = nil
+            #expect(Date().timeIntervalSince(started) < 1)
+        }
+        for _ in 0..<3 {
+            var watcher: DeviceWatcher? = DeviceWatcher(interval: 0.01) { _ in }
+            watcher!.start()
+            Thread.sleep(forTimeInterval: 0.05)
+            watcher = nil
+        }
+    }
+
     @Test func deviceChangesAreReportedByName() {
         let a = AudioDevice(name: "hw:0,0", description: "A", card: 0, device: 0, canCapture: true, canPlay: true)
         let b = AudioDevice(name: "usbmic", description: "B", canCapture: true, canPlay: false)

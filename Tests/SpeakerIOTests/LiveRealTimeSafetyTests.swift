@@ -22,7 +22,7 @@ struct LiveRealTimeSafetyTests {
             // and 47 at 48 kHz, low-latency quality); after one second of warm-up, nothing.
             for round in 0..<1000 {
                 let before = allocation_counter_current_thread()
-                capture.deliver(frames: frames)
+                capture.worker.deliver(frames: frames)
                 if round >= 100 { allocations += allocation_counter_current_thread() - before }
                 while capture.nextHop(into: block, timeout: 0) == .hop {}
             }

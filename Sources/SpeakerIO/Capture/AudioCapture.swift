@@ -32,9 +32,9 @@ import Synchronization
 /// capture.stop()
 /// ```
 public final class AudioCapture: @unchecked Sendable {
-    // @unchecked Sendable: after `start()` the device, converter state and scratch buffers belong to
-    // the capture thread alone; the consumer touches only the queue (single-consumer side), the atomics
-    // and `failure` (behind a Mutex). `start` and `stop` are called by the owner, not concurrently.
+    // @unchecked Sendable: the state the capture thread uses is the worker's (see `CaptureWorker`); the
+    // consumer touches only the queue (single-consumer side), the atomics and `failure` (behind a
+    // Mutex). `start` and `stop` are called by the owner, not concurrently.
 
     /// What `nextHop` found.
     public enum HopStatus: Sendable, Equatable {
@@ -47,49 +47,36 @@ public final class AudioCapture: @unchecked Sendable {
     }
 
     /// The device's negotiated format.
-    public let format: CaptureFormat
+    public var format: CaptureFormat { worker.format }
     /// The device channels delivered, from 1, in order: block row `k` is channel `channels[k]`.
-    public let channels: [Int]
+    public var channels: [Int] { worker.channels }
     /// Samples per second of the delivered hops.
     public let outputRate: Int
     /// Samples per channel in one hop.
-    public let hopSize: Int
+    public var hopSize: Int { worker.hopSize }
     /// Floats in one hop block: `channels.count × hopSize`, channel after channel.
     public var hopBlockSize: Int { channels.count * hopSize }
     /// Seconds without audio after which the device counts as failed.
-    public let stallTimeout: Double
+    public var stallTimeout: Double { worker.stallTimeout }
 
     /// Overruns recovered so far.
-    public var overruns: Int { overrunCount.load(ordering: .relaxed) }
+    public var overruns: Int { worker.overrunCount.load(ordering: .relaxed) }
     /// Hops dropped because the consumer had not taken them when the capture stopped.
-    public var droppedHops: Int { droppedCount.load(ordering: .relaxed) }
+    public var droppedHops: Int { worker.droppedCount.load(ordering: .relaxed) }
     /// Device frames read so far.
-    public var framesRead: Int { framesReadCount.load(ordering: .relaxed) }
+    public var framesRead: Int { worker.framesReadCount.load(ordering: .relaxed) }
     /// Why the capture ended on its own, or nil while it runs or after a requested stop.
-    public var failure: SpeakerIOError? { failureBox.withLock { $0 } }
+    public var failure: SpeakerIOError? { worker.failureBox.withLock { $0 } }
     /// Seconds from the end of a hop's audio until the hop is queued, beyond the period itself: the
     /// resampler's delay at `outputRate` (0 without resampling). Add `format.periodDuration` for the
     /// whole capture delay.
-    public var resamplerDelay: Double { resamplers.first.map { $0.latency / Double(outputRate) } ?? 0 }
+    public var resamplerDelay: Double { worker.resamplerLatency / Double(outputRate) }
 
-    private let device: CaptureDevice
-    private let queue: HopQueue
-    private var resamplers: [Resampler]
-    private let raw: UnsafeMutableRawBufferPointer
-    private let deinterleaved: UnsafeMutableBufferPointer<Float>
-    private let resampled: UnsafeMutableBufferPointer<Float>
-    private let resampledCapacity: Int
-    private let hopBlock: UnsafeMutableBufferPointer<Float>
-    private var hopFill = 0
-    private let stopRequested = Atomic<Bool>(false)
-    private let running = Atomic<Bool>(false)
-    private let ended = Atomic<Bool>(false)
-    private let overrunCount = Atomic<Int>(0)
-    private let droppedCount = Atomic<Int>(0)
-    private let framesReadCount = Atomic<Int>(0)
-    private let failureBox = Mutex<SpeakerIOError?>(nil)
+    /// Everything the capture thread touches. The thread holds it strongly and never this object, so
+    /// a capture released while it records stops the thread from `deinit` without the thread reading a
+    /// half-destroyed object.
+    let worker: CaptureWorker
     private var thread: Thread?
-    private let threadDone = DispatchSemaphore(value: 0)
 
     /// Opens the device and prepares every buffer; recording begins with `start()`.
     ///
@@ -120,10 +107,82 @@ public final class AudioCapture: @unchecked Sendable {
         if let missing = selected.first(where: { $0 > opened.format.channelCount }) {
             throw SpeakerIOError(.device(device), .noSuchChannel(channel: missing, channelCount: opened.format.channelCount))
         }
-        self.device = opened
-        self.channels = selected
-        self.format = opened.format
         self.outputRate = outputRate
+        worker = try CaptureWorker(
+            device: opened, channels: selected, outputRate: outputRate, hopSize: hopSize, queueHops: queueHops,
+            stallTimeout: stallTimeout)
+    }
+
+    deinit { stop() }
+
+    /// Starts the capture thread. Call once.
+    public func start() {
+        precondition(thread == nil, "start() is called once")
+        let thread = Thread { [worker] in worker.run() }
+        thread.name = "capture \(format.device)"
+        thread.qualityOfService = .userInteractive
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Stops the capture thread and waits for it (at most about 100 ms, one wait of the device).
+    /// Hops already queued can still be taken. Idempotent.
+    public func stop() {
+        guard thread != nil else { return }
+        worker.stop()
+    }
+
+    /// Takes the next hop block into `block` (`hopBlockSize` floats, channel after channel).
+    ///
+    /// - Parameters:
+    ///   - block: Receives the hop; untouched unless `.hop` is returned.
+    ///   - timeout: Seconds to wait for a hop.
+    /// - Returns: `.hop`, `.timedOut` (capture still running), or `.finished`.
+    public func nextHop(into block: UnsafeMutableBufferPointer<Float>, timeout: Double) -> HopStatus {
+        let queue = worker.queue
+        if queue.pop(into: block) { return .hop }
+        if worker.ended.load(ordering: .acquiring) { return queue.pop(into: block) ? .hop : .finished }
+        queue.wait(timeout: timeout)
+        if queue.pop(into: block) { return .hop }
+        return worker.ended.load(ordering: .acquiring) && queue.count == 0 ? .finished : .timedOut
+    }
+}
+
+/// The state and loop of an `AudioCapture`'s thread: the device, converter state, scratch buffers and
+/// the hop queue. After `run()` begins, the device, resamplers and buffers belong to the capture
+/// thread alone.
+final class CaptureWorker: @unchecked Sendable {
+    let format: CaptureFormat
+    let channels: [Int]
+    let hopSize: Int
+    let stallTimeout: Double
+    let queue: HopQueue
+    let ended = Atomic<Bool>(false)
+    let overrunCount = Atomic<Int>(0)
+    let droppedCount = Atomic<Int>(0)
+    let framesReadCount = Atomic<Int>(0)
+    let failureBox = Mutex<SpeakerIOError?>(nil)
+    /// The resampler's present delay in output samples (0 without resampling).
+    var resamplerLatency: Double { resamplers.first?.latency ?? 0 }
+
+    private let device: CaptureDevice
+    private var resamplers: [Resampler]
+    private let raw: UnsafeMutableRawBufferPointer
+    private let deinterleaved: UnsafeMutableBufferPointer<Float>
+    private let resampled: UnsafeMutableBufferPointer<Float>
+    private let resampledCapacity: Int
+    private let hopBlock: UnsafeMutableBufferPointer<Float>
+    private var hopFill = 0
+    private let stopRequested = Atomic<Bool>(false)
+    private let threadDone = DispatchSemaphore(value: 0)
+
+    init(
+        device opened: CaptureDevice, channels selected: [Int], outputRate: Int, hopSize: Int, queueHops: Int,
+        stallTimeout: Double
+    ) throws {
+        device = opened
+        channels = selected
+        format = opened.format
         self.hopSize = hopSize
         self.stallTimeout = stallTimeout
         resamplers =
@@ -146,55 +205,25 @@ public final class AudioCapture: @unchecked Sendable {
     }
 
     deinit {
-        stop()
         raw.deallocate()
         deinterleaved.deallocate()
         resampled.deallocate()
         hopBlock.deallocate()
     }
 
-    /// Starts the capture thread. Call once.
-    public func start() {
-        precondition(thread == nil, "start() is called once")
-        running.store(true, ordering: .releasing)
-        let thread = Thread { [unowned self] in
-            self.captureLoop()
-            // Once `ended` is set a reader may release the capture (it saw the end), and an unowned
-            // read of an object being deinitialised traps: after the store, use only these strong
-            // references.
-            let queue = self.queue, done = self.threadDone
-            self.ended.store(true, ordering: .releasing)
-            queue.wake()
-            done.signal()
-        }
-        thread.name = "capture \(format.device)"
-        thread.qualityOfService = .userInteractive
-        self.thread = thread
-        thread.start()
+    /// The capture thread's body: records until stopped or failed, then marks the end.
+    func run() {
+        captureLoop()
+        ended.store(true, ordering: .releasing)
+        queue.wake()
+        threadDone.signal()
     }
 
-    /// Stops the capture thread and waits for it (at most about 100 ms, one wait of the device).
-    /// Hops already queued can still be taken. Idempotent.
-    public func stop() {
-        guard thread != nil, !stopRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    /// Asks `run()` to end and waits for it. Idempotent; call only once `run()` has been started.
+    func stop() {
+        guard !stopRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
         threadDone.wait()
     }
-
-    /// Takes the next hop block into `block` (`hopBlockSize` floats, channel after channel).
-    ///
-    /// - Parameters:
-    ///   - block: Receives the hop; untouched unless `.hop` is returned.
-    ///   - timeout: Seconds to wait for a hop.
-    /// - Returns: `.hop`, `.timedOut` (capture still running), or `.finished`.
-    public func nextHop(into block: UnsafeMutableBufferPointer<Float>, timeout: Double) -> HopStatus {
-        if queue.pop(into: block) { return .hop }
-        if ended.load(ordering: .acquiring) { return queue.pop(into: block) ? .hop : .finished }
-        queue.wait(timeout: timeout)
-        if queue.pop(into: block) { return .hop }
-        return ended.load(ordering: .acquiring) && queue.count == 0 ? .finished : .timedOut
-    }
-
-    // MARK: The capture thread
 
     private func captureLoop() {
         let pcm = device.handle
