@@ -6,13 +6,19 @@ struct SpectralState {
     /// The last `windowSize` samples, oldest first.
     var history: [Float]
     var noise: NoiseTracker
-    var previousBandDB: SIMD16<Float>
     /// Band energies of the last `fluxSpan` analysed frames, one row of `SpectralBands.count` each; the
     /// row at `oldestBandRow` is the oldest, against which the flux is measured.
     var bandHistory: [Float]
     var oldestBandRow = 0
     /// Analysed frames between the two spectra whose difference is the flux.
     static let fluxSpan = 3
+    /// Band energies of the last analysed frame: the newest row of `bandHistory`.
+    var newestBandDB: SIMD16<Float> {
+        let row = (oldestBandRow + Self.fluxSpan - 1) % Self.fluxSpan
+        var bands = SIMD16<Float>()
+        for band in 0..<SpectralBands.count { bands[band] = bandHistory[row * SpectralBands.count + band] }
+        return bands
+    }
     /// Hops seen, up to the number that fills the window.
     var hopsSeen = 0
     /// Power of the noise estimate after a first-difference filter, at the last full analysis, dBFS:
@@ -39,7 +45,6 @@ struct SpectralState {
             subwindowCount: 4,
             bias: configuration.noiseBias,
             minimumPower: SpectralAnalyzer.minimumBinPower)
-        previousBandDB = SIMD16(repeating: Levels.floorDBFS)
         bandHistory = [Float](repeating: Levels.floorDBFS, count: SpectralBands.count * Self.fluxSpan)
     }
 }
@@ -139,7 +144,7 @@ final class SpectralAnalyzer {
             let differenced = Levels.dBFS(meanSquare: Kernels.differenceEnergy(hop, previous: previous) / Float(hopSize))
             if differenced < state.differencedNoiseDBFS + configuration.quietMargin {
                 state.quietSkipped += 1
-                features.bandEnergyDB = state.previousBandDB
+                features.bandEnergyDB = state.newestBandDB
                 // As the last analysed quiet frame, so that energy envelopes compared for leakage
                 // look the same whether a quiet frame was analysed or not.
                 features.speechBandExcessDB = state.quietExcessDB
@@ -237,10 +242,8 @@ final class SpectralAnalyzer {
                 }
                 withUnsafeMutableBytes(of: &features.bandEnergyDB) { dbBytes in
                     withUnsafeMutableBytes(of: &features.bandSNR) { snrBytes in
-                        withUnsafeMutableBytes(of: &state.previousBandDB) { previousBytes in
-                          state.bandHistory.withUnsafeMutableBufferPointer { history in
+                        state.bandHistory.withUnsafeMutableBufferPointer { history in
                             let db = dbBytes.bindMemory(to: Float.self), snr = snrBytes.bindMemory(to: Float.self)
-                            let previous = previousBytes.bindMemory(to: Float.self)
                             // The oldest row: the frame `fluxSpan` analyses ago, replaced by this one.
                             let past = history.baseAddress! + state.oldestBandRow * SpectralBands.count
                             SpectralBands.edges.withUnsafeBufferPointer { edges in
@@ -259,7 +262,6 @@ final class SpectralAnalyzer {
                                         snr[band] = bandSNR
                                         riseSum += max(decibels - past[band], 0)
                                         past[band] = decibels
-                                        previous[band] = decibels
                                         if band >= speech.lowerBound && band < speech.upperBound {
                                             clampedSum += min(bandSNR, 30)
                                             excess += max(powerSum - noiseSum, 0)
@@ -270,7 +272,6 @@ final class SpectralAnalyzer {
                                     }
                                 }
                             }
-                          }
                         }
                     }
                 }
