@@ -6,7 +6,7 @@
 # Each meeting is a folder as `activespeaker eval` reads it (see docs/evaluation.md).
 # Then, unless --no-pyannote is given, fetch the pyannote.audio sample (tools/fetch_pyannote_sample.sh).
 #
-# Needs: pip install numpy scipy; apt-get install sox espeak-ng asterisk-core-sounds-en-wav
+# Needs: pip install numpy scipy; apt-get install sox espeak-ng asterisk-core-sounds-en asterisk-core-sounds-en-wav
 #        pocketsphinx-testdata. Same package versions give the same meetings (see Fixtures/README.md).
 # Usage: bash tools/make_datasets.sh [--no-pyannote] [OUT]     (OUT defaults to datasets-local/ in the repository)
 set -euo pipefail

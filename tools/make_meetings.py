@@ -19,7 +19,7 @@ external tools used (espeak-ng, sox) are deterministic, so a given seed and set 
 options always gives the same meeting.
 
 Requirements: Python 3.10+, ``pip install numpy scipy``; Debian packages sox,
-espeak-ng, asterisk-core-sounds-en-wav and pocketsphinx-testdata.
+espeak-ng, asterisk-core-sounds-en (with -en-wav) and pocketsphinx-testdata.
 
 Example::
 
@@ -406,7 +406,7 @@ class SourceBank:
         for path in (LIBRIVOX_DIR, ASTERISK_DIR):
             if not path.is_dir():
                 raise GeneratorError(f"{path} missing: apt-get install "
-                                     "pocketsphinx-testdata asterisk-core-sounds-en-wav")
+                                     "pocketsphinx-testdata asterisk-core-sounds-en asterisk-core-sounds-en-wav")
         self.librivox_text = librivox_transcripts()
         self.asterisk_text = asterisk_transcripts()
         self.asterisk_names = self._asterisk_utterance_names()

@@ -2,11 +2,15 @@
 # Reproduce every figure of docs/evaluation.md in one go:
 #   1. build activespeaker (release);
 #   2. make the dev and held-out sets and fetch the pyannote sample, if they are not there yet
-#      (tools/make_datasets.sh, tools/fetch_pyannote_sample.sh);
+#      (tools/make_datasets.sh, tools/fetch_pyannote_sample.sh), and the real-audio corpus and its
+#      dev and test meetings (tools/make_corpus.py, tools/make_real_meetings.py);
 #   3. run WebRTC VAD and Silero VAD on every meeting and score them, the engine and the four baseline
 #      floor policies with `activespeaker eval` (tools/compare_vads.py);
-#   4. write the plain eval tables, one SVG timeline per meeting, and the engine's VAD error breakdown.
+#   4. write the plain eval tables, one SVG timeline per meeting, and the engine's VAD error breakdown;
+#   5. score the real-audio meetings by condition (tools/condition_tables.py): music alone on a mic,
+#      speech under music, other sounds, languages, microphones alone or in one room.
 # Output goes to OUT (default out/evaluation, git-ignored): tables.md (the comparison tables),
+# conditions.md (the real-audio tables by condition),
 # reports.json (every eval report), <set>.txt (eval tables), plots/<set>/*.svg, breakdown-<set>.txt.
 #
 # Needs: Swift 6, python3 with numpy and scipy, sox, espeak-ng, unzip, and
@@ -25,8 +29,14 @@ if [ ! -d datasets-local/dev ] || [ ! -d datasets-local/dev2 ] || [ ! -d dataset
     bash tools/make_datasets.sh --no-pyannote
 fi
 [ -d datasets-local/pyannote ] || bash tools/fetch_pyannote_sample.sh datasets-local/pyannote
+[ -f corpus-local/sources.json ] || python3 tools/make_corpus.py --out corpus-local
+[ -d datasets-local/real-dev ] || python3 tools/make_real_meetings.py --corpus corpus-local --split dev \
+    --out datasets-local/real-dev --count 12 --seed 500
+[ -d datasets-local/real-test ] || python3 tools/make_real_meetings.py --corpus corpus-local --split test \
+    --out datasets-local/real-test --count 16 --seed 700
 
-sets=(Fixtures/meetings datasets-local/dev datasets-local/dev2 datasets-local/heldout datasets-local/pyannote)
+sets=(datasets-local/real-dev datasets-local/real-test Fixtures/meetings datasets-local/dev datasets-local/dev2
+      datasets-local/heldout datasets-local/pyannote)
 mkdir -p "$out"
 python3 tools/compare_vads.py --binary "$binary" --work "$out/systems" --json "$out/reports.json" \
     --markdown "$out/tables.md" "${sets[@]}"
@@ -38,4 +48,6 @@ done
 for set in Fixtures/meetings datasets-local/dev datasets-local/dev2 datasets-local/heldout; do
     python3 tools/vad_error_breakdown.py --binary "$binary" "$set" > "$out/breakdown-$(basename "$set").txt"
 done
-echo "run_evaluation: wrote $out/tables.md, $out/reports.json, $out/*.txt and $out/plots/"
+python3 tools/condition_tables.py --binary "$binary" --systems "$out/systems" --markdown "$out/conditions.md" \
+    datasets-local/real-dev datasets-local/real-test
+echo "run_evaluation: wrote $out/tables.md, $out/conditions.md, $out/reports.json, $out/*.txt and $out/plots/"

@@ -90,6 +90,9 @@ public final class RoomReplay {
     /// Indices of the streams still in the engine, in order.
     public var presentStreams: [Int] { handles.indices.filter { handles[$0] != nil } }
 
+    /// The engine's handle of a present stream, or nil once it was removed.
+    public func handle(of stream: Int) -> StreamID? { handles[stream] }
+
     /// The smoothed level of a present stream in dBov (0 full scale, −127 silence), or nil if removed.
     public func level(of stream: Int) -> Float? { handles[stream].map(engine.level(of:)) }
 

@@ -9,7 +9,7 @@ enum ActiveSpeakerCLI {
     /// Every subcommand, in the order the help lists them. Add new commands here.
     static let commands: [any Command.Type] = [
         DetectCommand.self, EvalCommand.self, LiveCommand.self, ListenCommand.self, ServeCommand.self, TokenCommand.self,
-        JoinCommand.self,
+        JoinCommand.self, FeaturesCommand.self,
     ]
 
     static func main() {

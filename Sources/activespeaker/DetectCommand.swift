@@ -33,6 +33,11 @@ struct DetectCommand: Command {
             Every MS milliseconds (a multiple of 10), write
             each stream's level in dBov.
             """),
+        .value("classes", "MS", help: """
+            Every MS milliseconds (a multiple of 10), write
+            the sound classifier's last probabilities of
+            none, speech, music and sound per stream.
+            """),
         .value("config", "FILE.json|KEY=VALUE", repeatable: true, help: """
             Override engine settings from a JSON file or
             one dotted key, e.g. vad.hangover=0.3.
@@ -61,6 +66,8 @@ struct DetectCommand: Command {
           {"t":1.230,"type":"speech","stream":"alice","active":true,"since":1.180}
           {"t":1.500,"type":"dominant","stream":"alice"}
           {"t":2.000,"type":"levels","levels":{"alice":-23.4,"bob":-58.1}}
+          {"t":2.000,"type":"classes","classes":{"alice":{"none":0.01,"speech":0.95,
+            "music":0.03,"sound":0.01},"bob":{...}}}
           {"t":3.450,"type":"speech","stream":"alice","active":false,"since":3.200}
           {"t":9.100,"type":"dominant","stream":null}
           {"type":"summary","duration":62.340,"streams":{"alice":{"speech":12.340,
@@ -74,6 +81,9 @@ struct DetectCommand: Command {
         dominant The room's dominant speaker is now stream; null means nobody.
         levels   Smoothed level per stream still present, dBov (0 = full scale,
                  -127 = silence), 0.1 dB steps.
+        classes  The sound classifier's last answer per stream still present (it is
+                 asked on frames that stand 3 dB above the stream's noise floor and
+                 keeps its answer in between): probabilities, 2 decimals.
         summary  duration: seconds of audio (the longest file, in whole 10 ms hops);
                  speech: seconds inside utterances; utterances: count; dominant: seconds
                  as dominant speaker; turns: times the stream took the floor;
@@ -93,6 +103,8 @@ struct DetectCommand: Command {
     let summary: Bool
     /// Ticks (10 ms) between level lines, or nil for none.
     let levelTicks: Int?
+    /// Ticks (10 ms) between classifier lines, or nil for none.
+    let classTicks: Int?
     let configuration: EngineConfiguration
     let printConfiguration: Bool
     let downmix: Bool
@@ -113,6 +125,14 @@ struct DetectCommand: Command {
             levelTicks = milliseconds / 10
         } else {
             levelTicks = nil
+        }
+        if let text = options.value("classes") {
+            guard let milliseconds = Int(text), milliseconds > 0, milliseconds % 10 == 0 else {
+                throw .usage("--classes \(text): expected a positive multiple of 10 milliseconds")
+            }
+            classTicks = milliseconds / 10
+        } else {
+            classTicks = nil
         }
         var configuration = try Self.configuration(from: options.all("config"))
         if let policy = options.value("policy") {
@@ -192,6 +212,11 @@ struct DetectCommand: Command {
             try writeEvents()
             if let levelTicks, !quiet, replay.ticks % levelTicks == 0 {
                 try writer.levels(time: replay.time, replay.presentStreams.map { (ids[$0], replay.level(of: $0)!) })
+            }
+            if let classTicks, !quiet, replay.ticks % classTicks == 0 {
+                try writer.classes(
+                    time: replay.time,
+                    replay.presentStreams.map { (ids[$0], replay.engine.soundClasses(of: replay.handle(of: $0)!)) })
             }
             if interactive && !quiet { try writer.flush() }
             progress.update(Double(replay.ticks) / Double(replay.tickCount))

@@ -1,3 +1,4 @@
+import SpeakerCore
 /// Writes the decisions of a run as JSON Lines: one object per line, keys in a fixed order,
 /// times in seconds with exactly 3 decimals.
 ///
@@ -42,6 +43,24 @@ final class EventWriter {
         line.add("t", time, decimals: 3)
         line.add("type", "levels")
         line.add("levels", values)
+        try write(line)
+    }
+
+    /// The sound classifier's last answer for each present stream at `time`: probabilities of none,
+    /// speech, music and sound, 2 decimals, in the order given.
+    func classes(time: Double, _ classes: [(stream: String, classes: SoundClasses)]) throws(CommandError) {
+        var values = JSONLine()
+        for (stream, answer) in classes {
+            var probabilities = JSONLine()
+            for (index, name) in SoundClasses.names.enumerated() {
+                probabilities.add(name, Double(answer.probabilities[index]), decimals: 2)
+            }
+            values.add(stream, probabilities)
+        }
+        var line = JSONLine()
+        line.add("t", time, decimals: 3)
+        line.add("type", "classes")
+        line.add("classes", values)
         try write(line)
     }
 

@@ -42,6 +42,7 @@ import TestSupport
         run(20..<290)
         #expect(engineAllocations == 0)
         #expect(eventCount > 0)  // the measured ticks did real work and made decisions
+        #expect(engine.soundClasses(of: ids[0]) != SoundClasses())  // and asked the sound classifier
     }
 
     @Test func theCounterSeesAllocations() {

@@ -51,6 +51,17 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
     /// Fraction of steady frames among the sounding frames of the last 320 ms at or above which the
     /// sound is sustained (music, a tone), not speech, 0…1. Default 0.5; 1 turns the test off.
     public var steadyFraction: Float = 0.5
+    /// Ask the learned sound classifier (`SoundClassifier`) about every sounding frame (segmental SNR
+    /// ≥ 3 dB) and take only frames it finds speech-like as speech evidence: music, and sounds that
+    /// are not speech, then never start or continue an utterance, while speech over music or noise
+    /// still does. Default true; false leaves the decision to the rules alone.
+    public var classifier: Bool = true
+    /// The classifier's speech probability, 0…1, at or above which a sounding frame may be speech
+    /// evidence. Default 0.5.
+    public var speechProbability: Float = 0.5
+    /// The classifier runs on every this-many-th sounding frame of a stream; the frames between keep
+    /// its last answer. Default 1 (every sounding frame).
+    public var classifierInterval: Int = 1
 
     public init() {}
 
@@ -77,6 +88,10 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
         try ConfigurationError.check(transientDrop >= 0 && transientDrop <= 60, "vad.transientDrop", "0…60 dB")
         try ConfigurationError.check(steadyFlux >= 0 && steadyFlux <= 20, "vad.steadyFlux", "0…20 dB")
         try ConfigurationError.check(steadyFraction >= 0 && steadyFraction <= 1, "vad.steadyFraction", "0…1")
+        try ConfigurationError.check(
+            speechProbability >= 0 && speechProbability <= 1, "vad.speechProbability", "0…1")
+        try ConfigurationError.check(
+            classifierInterval >= 1 && classifierInterval <= 10, "vad.classifierInterval", "1…10 frames")
     }
 }
 

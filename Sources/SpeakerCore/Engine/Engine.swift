@@ -44,6 +44,8 @@ public final class Engine {
     private let levelSmoothing: Float
     private let speechLevelSmoothing: Float
     private let activitySmoothing: Float
+    /// The sound classifier, when `configuration.vad.classifier` is on.
+    private let classifier: SoundClassifier?
 
     /// Makes an engine.
     /// - Parameters:
@@ -63,6 +65,7 @@ public final class Engine {
         levelSmoothing = Float(exp(-hop / configuration.levelTimeConstant))
         speechLevelSmoothing = Float(exp(-hop / configuration.leakage.speechLevelTimeConstant))
         activitySmoothing = Float(exp(-hop / configuration.selection.activityTimeConstant))
+        classifier = configuration.vad.classifier ? SoundClassifier.shipped : nil
         for index in 1..<max(1, workers) {
             threads.append(WorkerThread(name: "activespeaker-\(index)", done: workersDone) { [unowned self] in
                 self.process(shards[index])
@@ -251,6 +254,13 @@ public final class Engine {
     /// The features of the stream's last frame.
     public func features(of stream: StreamID) -> FrameFeatures { channel(stream).features }
 
+    /// The sound classifier's input for the stream's last frame (see `SoundContext`).
+    public func soundContext(of stream: StreamID) -> SoundContext.Input { channel(stream).context.input }
+
+    /// The sound classifier's last answer for the stream (it is asked on sounding frames only, and
+    /// only when `configuration.vad.classifier` is on; before that: certainly none).
+    public func soundClasses(of stream: StreamID) -> SoundClasses { channel(stream).classes }
+
     /// Talk-time statistics of the stream.
     public func statistics(of stream: StreamID) -> TalkStatistics { channel(stream).statistics }
 
@@ -295,9 +305,20 @@ public final class Engine {
                 hop: hop, state: &channel.spectral, mayRest: !channel.vad.speaking, configuration: configuration.vad)
         }
         channel.features = features
+        channel.context.update(features)
         let tonal = channel.tone.update(features, configuration: configuration.vad)
-        channel.voiced = !tonal && VoiceActivityDetector.isVoiced(features, configuration.vad)
-        channel.continues = !tonal && VoiceActivityDetector.continuesSpeech(features, configuration.vad)
+        // The classifier judges sounding frames only: no other frame can be speech evidence.
+        var speechLike = true
+        if let classifier, features.segmentalSNR >= SoundContext.soundingSNR {
+            channel.classifierCountdown -= 1
+            if channel.classifierCountdown <= 0 {
+                channel.classes = classifier.classify(channel.context.input)
+                channel.classifierCountdown = configuration.vad.classifierInterval
+            }
+            speechLike = channel.classes.speech >= configuration.vad.speechProbability
+        }
+        channel.voiced = !tonal && speechLike && VoiceActivityDetector.isVoiced(features, configuration.vad)
+        channel.continues = !tonal && speechLike && VoiceActivityDetector.continuesSpeech(features, configuration.vad)
         channel.leak = false
         channel.envelope.append(features.speechBandExcessDB)
         channel.smoothedMeanSquare = levelSmoothing * channel.smoothedMeanSquare + (1 - levelSmoothing) * features.meanSquare

@@ -11,6 +11,11 @@ final class StreamChannel {
     @exclusivity(unchecked) var vad = VoiceActivityDetector()
     @exclusivity(unchecked) var envelope = EnergyEnvelope()
     @exclusivity(unchecked) var tone = SustainedToneDetector()
+    /// The recent past summarised for the sound classifier.
+    @exclusivity(unchecked) var context = SoundContext()
+    /// The classifier's last answer, and the sounding frames left until it is asked again.
+    @exclusivity(unchecked) var classes = SoundClasses()
+    @exclusivity(unchecked) var classifierCountdown = 0
     @exclusivity(unchecked) var activity = SpeakerObservation()
     @exclusivity(unchecked) var statistics = TalkStatistics()
 
