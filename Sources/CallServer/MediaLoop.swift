@@ -37,6 +37,10 @@ public struct MediaStatistics: Sendable, Equatable {
     public var malformed = 0
     /// Forwarding copies the kernel refused (full socket buffer).
     public var sendFailures = 0
+    /// Dropped: sent from the server's own RTP address (a forwarding loop's datagram coming back).
+    public var fromSelf = 0
+    /// Receivers refused because datagrams sent there would arrive on the server's own RTP socket.
+    public var refusedReceivers = 0
 
     public init() {}
 }
@@ -46,6 +50,17 @@ public struct MediaStatistics: Sendable, Equatable {
 ///
 /// Runs on its own thread. Everything inside is owned by that thread; the only shared things are the
 /// command queue (a `Mutex`), the statistics (a `Mutex`, updated once per tick) and the stop flag.
+///
+/// Whatever arrives, the loop keeps its 10 ms clock: each tick takes at most `datagramsPerTick`
+/// datagrams from the socket and stops taking them when the tick is due (once it has taken
+/// `datagramsPerLateTick`), then runs the tick, applies the queued commands and checks the stop flag.
+/// Datagrams left over wait in the kernel (which drops what does not fit its buffer).
+///
+/// The loop never forwards to itself: a receiver at which datagrams would arrive on the loop's own
+/// socket is refused when its member is added (`refusedReceivers`), and a datagram whose source is the
+/// loop's own address is dropped before anything else (`fromSelf`). `RoomRegistry` refuses such a
+/// `join` earlier, with an error the client sees; this is the check that holds whatever the registry
+/// lets through, with the host's interface addresses listed afresh whenever a member names the RTP port.
 final class MediaLoop: @unchecked Sendable {
     // @unchecked Sendable: `engine`, `rooms`, `members` and the buffers are touched only by the loop's
     // thread (after `start`); other threads use only `post`, `statistics` and `stop`, which lock.
@@ -84,15 +99,27 @@ final class MediaLoop: @unchecked Sendable {
     private var memberOfStream: [StreamID: Int] = [:]
     private var counters = MediaStatistics()
     private var ticks = 0
+    /// Where datagrams reach `socket`: no receiver may be one of these, and none is taken from one.
+    private var ownAddresses: UDPSocket.OwnAddresses
+
+    /// The most datagrams one tick takes from the socket: 204,800 a second, four times what 1,000
+    /// publishers send at 50 packets a second each.
+    static let datagramsPerTick = 2048
+    /// A tick that is due stops taking datagrams, but not before it has taken this many: a loop running
+    /// late after a stall still drains, tick by tick, what queued meanwhile (50 publishers send 25 a tick).
+    static let datagramsPerLateTick = 256
+    /// Past `datagramsPerLateTick`, the clock is read after every this many datagrams.
+    static let datagramsBetweenClockReads = 16
 
     /// - Parameters:
-    ///   - address: Where to receive RTP, `HOST:PORT` (port 0: any free port).
+    ///   - socket: The bound socket to receive RTP on and forward from.
     ///   - levelInterval: Seconds between `audioLevels` reports.
     init(
-        address: String, configuration: EngineConfiguration, levelInterval: Double, recordsAudio: Bool,
+        socket: UDPSocket, configuration: EngineConfiguration, levelInterval: Double, recordsAudio: Bool,
         delegate: any MediaLoopDelegate
     ) throws {
-        socket = try UDPSocket(address: address)
+        self.socket = socket
+        ownAddresses = socket.ownAddresses()
         engine = try Engine(configuration: configuration)
         levelTicks = max(1, Int((levelInterval * 100).rounded()))
         self.recordsAudio = recordsAudio
@@ -141,16 +168,31 @@ final class MediaLoop: @unchecked Sendable {
         var source = SocketAddress(host: "0.0.0.0", port: 0)!
         while !stopFlag.load(ordering: .acquiring) {
             applyCommands()
-            let deadline = start + UInt64(ticks + 1) * 10_000_000
-            while true {
-                while let count = socket.receive(into: datagram, from: &source) {
-                    route(UnsafeRawBufferPointer(rebasing: datagram[..<count]), from: source)
-                }
-                let now = DispatchTime.now().uptimeNanoseconds
-                if now >= deadline || stopFlag.load(ordering: .relaxed) { break }
-                _ = UDPSocket.wait([socket], timeout: Double(deadline - now) / 1e9)
-            }
+            receive(until: start + UInt64(ticks + 1) * 10_000_000, into: datagram, from: &source)
             tick(hop)
+        }
+    }
+
+    /// Routes datagrams as they arrive until `deadline` (uptime nanoseconds) or the stop flag; after
+    /// `datagramsPerTick` of them, only waits for the deadline.
+    private func receive(until deadline: UInt64, into datagram: UnsafeMutableRawBufferPointer, from source: inout SocketAddress) {
+        var taken = 0
+        while true {
+            while taken < Self.datagramsPerTick, let count = socket.receive(into: datagram, from: &source) {
+                route(UnsafeRawBufferPointer(rebasing: datagram[..<count]), from: source)
+                taken += 1
+                if taken >= Self.datagramsPerLateTick, taken % Self.datagramsBetweenClockReads == 0,
+                    DispatchTime.now().uptimeNanoseconds >= deadline
+                { return }
+            }
+            let now = DispatchTime.now().uptimeNanoseconds
+            if now >= deadline || stopFlag.load(ordering: .relaxed) { return }
+            if taken < Self.datagramsPerTick {
+                _ = UDPSocket.wait([socket], timeout: Double(deadline - now) / 1e9)
+            } else {
+                // The budget is spent: the rest waits in the kernel until the next tick.
+                usleep(UInt32((deadline - now) / 1000))
+            }
         }
     }
 
@@ -181,6 +223,14 @@ final class MediaLoop: @unchecked Sendable {
                 room: room, participant: participant, ssrc: ssrc,
                 source: sender.flatMap { SocketAddress(host: $0.host, port: $0.port ?? 0) },
                 receiver: receiver.flatMap { SocketAddress(host: $0.host, port: $0.port) })
+            if let address = member.receiver, address.port == socket.port {
+                // The interfaces may have changed since the last look; this is rare, so look again.
+                ownAddresses = socket.ownAddresses()
+                if ownAddresses.contains(address) {
+                    member.receiver = nil
+                    counters.refusedReceivers += 1
+                }
+            }
             if let ssrc, sender != nil {
                 member.stream = engine.addStream(name: participant, room: mediaRoom.engineRoom)
                 member.jitter = try? RTPStreamReceiver(ssrc: ssrc, mode: .decode, startTick: ticks)
@@ -219,6 +269,10 @@ final class MediaLoop: @unchecked Sendable {
 
     /// Checks a datagram against the bindings, forwards it, and hands it to the publisher's jitter buffer.
     private func route(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress) {
+        guard !ownAddresses.contains(source) else {
+            counters.fromSelf += 1
+            return
+        }
         guard !RTPPacket.isRTCP(bytes), case .packet(let packet) = RTPPacket.parse(bytes, audioLevelID: 1) else {
             counters.malformed += 1
             return

@@ -1,4 +1,5 @@
 import CallProtocol
+import SpeakerIO
 
 /// The rooms, their participants and the signalling connections: every rule of docs/call.md that is
 /// not about packets, as a state machine that turns inputs into `Effect`s.
@@ -9,8 +10,9 @@ struct RoomRegistry {
     /// Limits and identities that do not change while the server runs.
     struct Settings {
         var secret: TokenSecret
-        /// The server's RTP port, told to publishers.
-        var rtpPort: Int
+        /// Where datagrams reach the server's RTP socket (as when it was bound). Its port is told to
+        /// publishers; no member may receive there, or the server would forward to itself.
+        var rtp: UDPSocket.OwnAddresses
         var defaultMaxParticipants = 16
         /// Seconds without a message after which a joined client is removed.
         var clientTimeout: Double = 15
@@ -62,10 +64,8 @@ struct RoomRegistry {
         self.settings = settings
     }
 
-    /// Sets the RTP port told to publishers, once it is bound.
-    mutating func setRTPPort(_ port: Int) {
-        settings.rtpPort = port
-    }
+    /// The server's RTP port, told to publishers.
+    var rtpPort: Int { settings.rtp.port }
 
     // MARK: Rooms (HTTP API)
 
@@ -123,6 +123,9 @@ struct RoomRegistry {
         guard room.participant(participant) == nil else { throw CallError(.duplicateParticipant, "\(participant) is already in room \(id)") }
         guard room.participants.count < room.maxParticipants else { throw CallError(.roomFull, "room \(id) is full") }
         if let requested, usedSSRCs.contains(requested) { throw CallError(.duplicateParticipant, "ssrc \(requested) is in use") }
+        if let port = source.port, isOwnRTPAddress(host: source.host, port: port) {
+            throw CallError(.malformedMessage, "source \(source.host):\(port) is the server's own RTP address")
+        }
         let ssrc = requested ?? newSSRC()
         usedSSRCs.insert(ssrc)
         let info = ParticipantInfo(
@@ -269,6 +272,10 @@ struct RoomRegistry {
             return refuse(connection, CallError(.duplicateParticipant, "\(claims.participantID) is already in room \(roomID)"))
         }
         guard room.participants.count < room.maxParticipants else { return refuse(connection, CallError(.roomFull, "room \(roomID) is full")) }
+        if let rtpPort, isOwnRTPAddress(host: state.peerHost, port: rtpPort) {
+            // The server would forward the room's audio to itself, and accept it again from there.
+            return refuse(connection, CallError(.malformedMessage, "rtpPort \(rtpPort) is the server's own RTP port"))
+        }
 
         let publishes = claims.role.canPublish
         let ssrc = publishes ? newSSRC() : nil
@@ -281,7 +288,7 @@ struct RoomRegistry {
         room.participants.append(member)
         connections[connection]?.room = roomID
         connections[connection]?.participant = info.id
-        let media = rtpPort.flatMap { _ in ssrc.map { MediaDescription(rtpPort: settings.rtpPort, ssrc: $0) } }
+        let media = rtpPort.flatMap { _ in ssrc.map { MediaDescription(rtpPort: self.rtpPort, ssrc: $0) } }
         effects.append(
             .send(
                 connection,
@@ -291,6 +298,13 @@ struct RoomRegistry {
         effects.append(.media(.addMember(room: roomID, participant: info.id, ssrc: ssrc, sender: source, receiver: endpoint)))
         if info.micMuted, ssrc != nil { effects.append(.media(.setMuted(room: roomID, participant: info.id, muted: true))) }
         return effects
+    }
+
+    /// True when datagrams sent to `host`:`port` would arrive on the server's own RTP socket. `host` is
+    /// numeric (a peer's address or an ingest source as parsed); one that does not parse is not ours.
+    private func isOwnRTPAddress(host: String, port: Int) -> Bool {
+        guard port == rtpPort, let address = SocketAddress(host: host, port: port) else { return false }
+        return settings.rtp.contains(address)
     }
 
     /// A join that fails: the error, then the connection closes.

@@ -61,14 +61,13 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
         recorder = try configuration.recordingDirectory.map { directory in
             try CallRecorder(directory: directory) { failure in log(#"{"type":"recording-failed","message":\#(JSON.quoted(failure))}"#) }
         }
+        let rtpSocket = try UDPSocket(address: configuration.rtpAddress)
         registry = Mutex(RoomRegistry(settings: RoomRegistry.Settings(
-            secret: secret, rtpPort: 0, defaultMaxParticipants: configuration.maxParticipants,
+            secret: secret, rtp: rtpSocket.ownAddresses(), defaultMaxParticipants: configuration.maxParticipants,
             clientTimeout: configuration.clientTimeout)))
         media = try MediaLoop(
-            address: configuration.rtpAddress, configuration: configuration.engine, levelInterval: configuration.levelInterval,
+            socket: rtpSocket, configuration: configuration.engine, levelInterval: configuration.levelInterval,
             recordsAudio: recorder != nil, delegate: self)
-        let rtpPort = media.port
-        registry.withLock { $0.setRTPPort(rtpPort) }
         web = try WebServer(host: configuration.host, port: configuration.port, delegate: self)
         for room in configuration.rooms {
             let effects = try registry.withLock { registry throws(CallError) in try registry.createRoom(id: room, maxParticipants: nil).1 }

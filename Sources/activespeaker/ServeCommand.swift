@@ -125,6 +125,8 @@ struct ServeCommand: Command {
         line.add("wrongSource", statistics.wrongSource)
         line.add("muted", statistics.muted)
         line.add("malformed", statistics.malformed)
+        line.add("fromSelf", statistics.fromSelf)
+        line.add("refusedReceivers", statistics.refusedReceivers)
         output.write(line.rendered)
     }
 }

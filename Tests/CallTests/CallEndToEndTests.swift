@@ -148,6 +148,54 @@ import TestSupport
         #expect(alice.receivedPackets.isEmpty)
     }
 
+    /// The forwarding-loop attack: a moderator adds an ingest whose `source` has no port (as docs/call.md
+    /// shows), a subscriber joins with the server's own RTP port as its `rtpPort`, and one datagram with
+    /// the ingest's SSRC arrives from another local port. The join is refused, each client gets exactly
+    /// one copy, the media loop keeps ticking (level reports go on), and the server stops.
+    @Test func oneDatagramCannotStartAForwardingLoop() async throws {
+        let server = try CallTestServer.server()
+        // A loop would keep the media thread from ever seeing the stop flag: never wait for it unbounded.
+        defer { _ = CallTestServer.stop(server, within: 10) }
+        let clients = try ["alice", "bob", "carol"].map { try RawCallClient(server, $0) }
+        defer { for client in clients { client.close() } }
+        #expect(await CallTestServer.eventually { clients.allSatisfy(\.joined) })
+
+        let mallory = try RawCallClient(server, "mallory", role: .subscriber, rtpPort: server.rtpPort)
+        defer { mallory.close() }
+        #expect(await CallTestServer.eventually { mallory.joined || mallory.errorCode != nil })
+        #expect(mallory.errorCode == .malformedMessage, "\(mallory.messages)")
+
+        let ingest = HTTPRequest(
+            method: "POST", path: "/v1/rooms/room/ingest", headers: ["authorization": "Bearer \(CallTestServer.adminToken())"],
+            body: Array(#"{"participantId":"lobby","source":"127.0.0.1","ssrc":4097}"#.utf8))
+        #expect(server.handle(ingest, from: PeerAddress(host: "127.0.0.1", port: 50000)).status == 201)
+        // The media loop applies bindings in order: once levels name the ingest, every join before it is in place.
+        #expect(await CallTestServer.eventually { clients.allSatisfy { $0.levelReports(naming: "lobby") > 0 } })
+
+        let intruder = try UDPSocket(address: "127.0.0.1:0")
+        let destination = try #require(SocketAddress(host: "127.0.0.1", port: server.rtpPort))
+        let frame = [Float](repeating: 0.1, count: RTPAudioSender.frameSize)
+        _ = try frame.withUnsafeBufferPointer { try RTPAudioSender(socket: intruder, ssrc: 4097).send(frame: $0, to: destination) }
+        var copies = [Int](repeating: 0, count: clients.count)
+        let forwarded = await CallTestServer.eventually {
+            for index in clients.indices { copies[index] += clients[index].takeDatagrams() }
+            return copies.allSatisfy { $0 > 0 }
+        }
+        #expect(forwarded, "\(copies)")
+        // Time passes on the media loop's clock: three more level reports are at least 20 ticks after the
+        // forwarding, and a loop would have made thousands of copies by then.
+        let reports = clients.map { $0.levelReports(naming: "lobby") }
+        let ticking = await CallTestServer.eventually(20) {
+            zip(clients, reports).allSatisfy { client, before in client.levelReports(naming: "lobby") >= before + 3 }
+        }
+        #expect(ticking, "no level reports after the datagram: the media loop stopped ticking")
+        for index in clients.indices { copies[index] += clients[index].takeDatagrams() }
+        #expect(copies == [1, 1, 1])
+        let statistics = server.mediaStatistics
+        #expect(statistics.accepted == 1 && statistics.forwarded == 3, "\(statistics)")
+        #expect(CallTestServer.stop(server, within: 10), "stop() did not return")
+    }
+
     @Test func joinFailuresSayWhy() async throws {
         let server = try CallTestServer.server()
         defer { server.stop() }

@@ -1,6 +1,9 @@
 import CallProtocol
 import CallServer
+import CallTransport
 import Foundation
+import SpeakerIO
+import Synchronization
 
 /// A room server in the test process (loopback, an ephemeral port, one room `room`) and tokens for it.
 enum CallTestServer {
@@ -24,4 +27,91 @@ enum CallTestServer {
         let now = Int(Date().timeIntervalSince1970)
         return AccessToken(room: "room", participantID: participant, role: role, issuedAt: now, expiresAt: now + 600).signed(with: secret)
     }
+}
+
+extension CallTestServer {
+    /// A server-wide moderator token (room management, ingest), valid for ten minutes.
+    static func adminToken() -> String {
+        let now = Int(Date().timeIntervalSince1970)
+        return AccessToken(room: AccessToken.anyRoom, participantID: "admin", role: .moderator, issuedAt: now, expiresAt: now + 600)
+            .signed(with: secret)
+    }
+
+    /// Polls `condition` every 20 ms for up to `timeout` seconds.
+    /// - Returns: Whether it held before the timeout.
+    static func eventually(_ timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return condition()
+    }
+
+    /// Stops `server` on a thread of its own and waits at most `timeout` seconds for `stop()` to return.
+    /// - Returns: False if it had not returned by then (that thread is left waiting).
+    static func stop(_ server: RoomServer, within timeout: Double) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            server.stop()
+            done.signal()
+        }.start()
+        return done.wait(timeout: .now() + timeout) == .success
+    }
+}
+
+/// A signalling client without the SDK, for tests that count every datagram and message: a WebSocket
+/// that joins `room`, and a UDP socket on loopback whose port it announces as `rtpPort` (unless the test
+/// names another port).
+final class RawCallClient: Sendable {
+    /// Where forwarded RTP arrives (when the join named this socket's port).
+    let media: UDPSocket
+    private let webSocket: WebSocketClient
+    private let inbox = Inbox()
+
+    /// The messages, filled on the WebSocket's service thread.
+    private final class Inbox: Sendable {
+        let messages = Mutex<[ServerMessage]>([])
+    }
+
+    /// Connects and sends `join`; the answer arrives later (see `joined`, `errorCode`).
+    init(_ server: RoomServer, _ participant: String, role: Role = .publisher, rtpPort: Int? = nil) throws {
+        media = try UDPSocket(address: "127.0.0.1:0")
+        webSocket = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal?room=room")
+        webSocket.setHandler(
+            message: { [inbox] text in
+                guard let message = try? ServerMessage(json: text) else { return }
+                inbox.messages.withLock { $0.append(message) }
+            },
+            closed: { _, _ in })
+        try webSocket.connect(timeout: 10)
+        webSocket.send(ClientMessage.join(token: CallTestServer.token(participant, role: role), mic: false, webcam: false, rtpPort: rtpPort ?? media.port).json)
+    }
+
+    /// Every message received so far, in order.
+    var messages: [ServerMessage] { inbox.messages.withLock { $0 } }
+
+    var joined: Bool { messages.contains { if case .joined = $0 { true } else { false } } }
+
+    /// The code of the first `error` received.
+    var errorCode: CallErrorCode? {
+        for case .error(let error) in messages { return error.code }
+        return nil
+    }
+
+    /// The `audio-levels` messages received so far that name `participant`.
+    func levelReports(naming participant: String) -> Int {
+        messages.count { if case .audioLevels(_, let levels, _) = $0 { levels[participant] != nil } else { false } }
+    }
+
+    /// Takes the datagrams waiting on `media` (at most 100,000) and returns how many there were.
+    func takeDatagrams() -> Int {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
+        defer { buffer.deallocate() }
+        var count = 0
+        while count < 100_000, media.receive(into: buffer) != nil { count += 1 }
+        return count
+    }
+
+    func close() { webSocket.close() }
 }

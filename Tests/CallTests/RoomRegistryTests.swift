@@ -1,4 +1,5 @@
 import CallProtocol
+import SpeakerIO
 import Testing
 @testable import CallServer
 
@@ -7,7 +8,10 @@ import Testing
     static let secret = TokenSecret("registry-test-secret-0123")!
     static let now = 1_700_000_000
 
-    var registry = RoomRegistry(settings: RoomRegistry.Settings(secret: secret, rtpPort: 40000, clientTimeout: 10))
+    /// The server's RTP socket: 127.0.0.1:40000.
+    static let rtp = UDPSocket.OwnAddresses(bound: SocketAddress(host: "127.0.0.1", port: 40000)!)
+
+    var registry = RoomRegistry(settings: RoomRegistry.Settings(secret: secret, rtp: rtp, clientTimeout: 10))
 
     init() throws {
         _ = try registry.createRoom(id: "room", maxParticipants: 3)
@@ -17,9 +21,9 @@ import Testing
         AccessToken(room: room, participantID: participant, role: role, issuedAt: now - 10, expiresAt: expires).signed(with: secret)
     }
 
-    /// Opens connection `number` and joins with `token`.
-    mutating func join(_ number: Int, _ token: String, rtpPort: Int? = 5000, room: String? = "room") -> [Effect] {
-        registry.opened(number, room: room, peerHost: "127.0.0.1", now: 0)
+    /// Opens connection `number` from `peerHost` and joins with `token`.
+    mutating func join(_ number: Int, _ token: String, rtpPort: Int? = 5000, room: String? = "room", peerHost: String = "127.0.0.1") -> [Effect] {
+        registry.opened(number, room: room, peerHost: peerHost, now: 0)
         return registry.received(number, text: ClientMessage.join(token: token, mic: true, webcam: false, rtpPort: rtpPort).json, now: 0, epochSeconds: Self.now)
     }
 
@@ -205,5 +209,48 @@ import Testing
         }
         _ = try registry.removeIngest(room: "room", participant: "gst")
         #expect(throws: CallError.self) { try registry.removeIngest(room: "room", participant: "alice") }
+    }
+
+    static func isJoined(_ effects: [Effect], _ connection: Int) -> Bool {
+        if case .joined? = messages(effects, to: connection).first { true } else { false }
+    }
+
+    /// A member whose `rtpPort` is where the server's own RTP socket receives would make the server
+    /// forward to itself: the join is refused (4007, closed, nothing for the media loop).
+    @Test mutating func aJoinNamingTheServersOwnRTPAddressIsRefused() {
+        for (number, role) in [(1, Role.subscriber), (2, .publisher)] {
+            let effects = join(number, Self.token("mallory\(number)", role: role), rtpPort: 40000)
+            #expect(Self.errorCode(effects, to: number) == .malformedMessage, "\(role)")
+            #expect(Self.closes(effects, number))
+            #expect(!effects.contains { if case .media = $0 { true } else { false } })
+        }
+        #expect(registry.room("room")?.participants.isEmpty == true)
+        // Another port of the server's host, or the same port on another host, is someone else.
+        #expect(Self.isJoined(join(3, Self.token("alice"), rtpPort: 40001), 3))
+        #expect(Self.isJoined(join(4, Self.token("bob"), rtpPort: 40000, peerHost: "192.0.2.7"), 4))
+    }
+
+    /// Bound to the any-address, the RTP socket receives on every loopback address and on the host's
+    /// interface addresses.
+    @Test func withAWildcardBindEveryLocalAddressIsTheServers() throws {
+        let rtp = UDPSocket.OwnAddresses(
+            bound: SocketAddress(host: "0.0.0.0", port: 40000)!, interfaceHosts: [SocketAddress(host: "198.51.100.4", port: 0)!])
+        var test = try Self()
+        test.registry = RoomRegistry(settings: RoomRegistry.Settings(secret: Self.secret, rtp: rtp, clientTimeout: 10))
+        _ = try test.registry.createRoom(id: "room", maxParticipants: 10)
+        for (number, host) in [(1, "127.0.0.1"), (2, "127.3.2.1"), (3, "198.51.100.4"), (4, "::1")] {
+            #expect(Self.errorCode(test.join(number, Self.token("m\(number)", role: .subscriber), rtpPort: 40000, peerHost: host), to: number) == .malformedMessage, "\(host)")
+        }
+        #expect(Self.isJoined(test.join(5, Self.token("remote"), rtpPort: 40000, peerHost: "192.0.2.7"), 5))
+    }
+
+    /// An ingest bound to the server's own RTP address could only ever match the server's own datagrams.
+    @Test mutating func anIngestFromTheServersOwnRTPAddressIsRefused() throws {
+        let error = #expect(throws: CallError.self) {
+            try registry.addIngest(room: "room", participant: "self", displayName: nil, source: MediaSource(host: "127.0.0.1", port: 40000), ssrc: 7)
+        }
+        #expect(error?.code == .malformedMessage)
+        // Without a port, a host's senders pick their own ports: the media loop drops the server's own datagrams.
+        _ = try registry.addIngest(room: "room", participant: "lobby", displayName: nil, source: MediaSource(host: "127.0.0.1", port: nil), ssrc: 8)
     }
 }

@@ -115,4 +115,69 @@ struct UDPSocketTests {
         #expect(SocketAddress(host: "no.such.host.invalid", port: 1) == nil)
         #expect(SocketAddress("::1:5004") == nil)
     }
+
+    @Test func loopbackUnspecifiedAndMappedAddresses() throws {
+        for host in ["127.0.0.1", "127.255.0.3", "::1", "::ffff:127.0.0.1"] {
+            #expect(SocketAddress(host: host, port: 1)?.isLoopback == true, "\(host)")
+        }
+        for host in ["128.0.0.1", "126.255.255.255", "::2", "10.0.0.1", "::ffff:10.0.0.1", "0.0.0.0"] {
+            #expect(SocketAddress(host: host, port: 1)?.isLoopback == false, "\(host)")
+        }
+        for host in ["0.0.0.0", "::", "::ffff:0.0.0.0"] { #expect(SocketAddress(host: host, port: 1)?.isUnspecified == true, "\(host)") }
+        for host in ["0.0.0.1", "::1", "10.0.0.0"] { #expect(SocketAddress(host: host, port: 1)?.isUnspecified == false, "\(host)") }
+        #expect(SocketAddress(host: "::ffff:192.0.2.1", port: 5004)?.unmapped == SocketAddress(host: "192.0.2.1", port: 5004))
+        let v6 = try #require(SocketAddress(host: "2001:db8::ffff:c000:201", port: 5004))
+        #expect(v6.unmapped == v6)
+    }
+
+    /// Receives one datagram within 2 s and returns its first byte.
+    static func firstByte(_ socket: UDPSocket) -> UInt8? {
+        guard UDPSocket.wait([socket], timeout: 2) else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        guard let count = buffer.withUnsafeMutableBytes({ socket.receive(into: $0) }), count > 0 else { return nil }
+        return buffer[0]
+    }
+
+    @Test func aSpecificallyBoundSocketIsReachedAtItsHostAndTheUnspecifiedAddress() throws {
+        let socket = try UDPSocket(address: "127.0.0.1:0")
+        let own = socket.ownAddresses()
+        let sender = try UDPSocket(address: "127.0.0.1:0")
+        let port = socket.port
+        for (index, host) in ["127.0.0.1", "0.0.0.0"].enumerated() {
+            let address = try #require(SocketAddress(host: host, port: port))
+            #expect(own.contains(address), "\(address)")
+            #expect([UInt8(index)].withUnsafeBytes { sender.send($0, to: address) })
+            #expect(Self.firstByte(socket) == UInt8(index), "\(address) does not reach the socket")
+        }
+        // Another loopback address does not reach a socket bound to 127.0.0.1: the datagram sent right
+        // after it is the next one to arrive.
+        let other = try #require(SocketAddress(host: "127.0.0.2", port: port))
+        #expect(!own.contains(other))
+        // (From another socket: a port that refuses may fail the sender's next send.)
+        let stray = try UDPSocket(address: "127.0.0.1:0")
+        _ = [UInt8(7)].withUnsafeBytes { stray.send($0, to: other) }
+        #expect([UInt8(8)].withUnsafeBytes { sender.send($0, to: socket.localAddress) })
+        #expect(Self.firstByte(socket) == 8)
+        #expect(!own.contains(socket.localAddress.withPort(port == 65535 ? 1 : port + 1)))
+        #expect(!own.contains(try #require(SocketAddress(host: "192.0.2.1", port: port))))
+    }
+
+    /// Every address a wildcard-bound socket counts as its own (loopback, the interfaces' IPv4 addresses)
+    /// does reach it.
+    @Test func aWildcardBoundSocketIsReachedAtEveryAddressItCountsAsItsOwn() throws {
+        let socket = try UDPSocket(address: "0.0.0.0:0")
+        let own = socket.ownAddresses()
+        let sender = try UDPSocket(address: "0.0.0.0:0")
+        let hosts = [SocketAddress(host: "127.0.0.1", port: 0)!, SocketAddress(host: "127.0.0.2", port: 0)!]
+            + own.interfaceHosts.filter { $0.family == .ipv4 }.sorted { $0.description < $1.description }
+        #expect(own.interfaceHosts.contains(SocketAddress(host: "127.0.0.1", port: 0)!), "getifaddrs lists lo")
+        for (index, host) in hosts.enumerated() {
+            let address = host.withPort(socket.port)
+            #expect(own.contains(address), "\(address)")
+            #expect([UInt8(index)].withUnsafeBytes { sender.send($0, to: address) })
+            #expect(Self.firstByte(socket) == UInt8(index), "\(address) does not reach the socket")
+        }
+        #expect(!own.contains(SocketAddress(host: "192.0.2.1", port: socket.port)!))
+        #expect(!own.contains(SocketAddress(host: "127.0.0.1", port: socket.port == 65535 ? 1 : socket.port + 1)!))
+    }
 }

@@ -188,3 +188,60 @@ extension SocketAddress {
         scopeID = other.scopeID
     }
 }
+
+extension SocketAddress {
+    /// True for a loopback address: `127.0.0.0/8`, `::1`, or an IPv4-mapped `::ffff:127.x.y.z`.
+    public var isLoopback: Bool {
+        let address = unmapped
+        if address.family == .ipv4 { return address.byte(0) == 127 }
+        return address.high == 0 && address.low == UInt64(1).bigEndian
+    }
+
+    /// True for the unspecified address: `0.0.0.0`, `::` or `::ffff:0.0.0.0`. Linux delivers a datagram
+    /// sent to it to the sending host itself.
+    public var isUnspecified: Bool {
+        let address = unmapped
+        return address.high == 0 && address.low == 0
+    }
+
+    /// An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`, as a dual-stack socket reports an IPv4 peer) as the
+    /// IPv4 address it carries, with the same port; any other address unchanged.
+    public var unmapped: SocketAddress {
+        guard family == .ipv6, high == 0, byte(8) == 0, byte(9) == 0, byte(10) == 0xFF, byte(11) == 0xFF else { return self }
+        var ipv4: UInt64 = 0
+        withUnsafeMutableBytes(of: &ipv4) { target in
+            for index in 0..<4 { target[index] = byte(12 + index) }
+        }
+        return SocketAddress(family: .ipv4, high: ipv4, low: 0, portNumber: portNumber, scopeID: 0)
+    }
+
+    /// Address byte `index` (0…15) in network order.
+    private func byte(_ index: Int) -> UInt8 {
+        withUnsafeBytes(of: index < 8 ? high : low) { $0[index % 8] }
+    }
+
+    private init(family: Family, high: UInt64, low: UInt64, portNumber: UInt16, scopeID: UInt32) {
+        self.family = family
+        self.high = high
+        self.low = low
+        self.portNumber = portNumber
+        self.scopeID = scopeID
+    }
+
+    /// The addresses of this host's network interfaces (IPv4 and IPv6, port 0) as they are now; empty if
+    /// they cannot be listed.
+    ///
+    /// The corresponding C function is `getifaddrs`.
+    static func interfaceAddresses() -> [SocketAddress] {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return [] }
+        defer { freeifaddrs(list) }
+        var addresses: [SocketAddress] = []
+        var entry = list
+        while let current = entry {
+            if let address = SocketAddress(UnsafePointer(current.pointee.ifa_addr)) { addresses.append(address.withPort(0)) }
+            entry = current.pointee.ifa_next
+        }
+        return addresses
+    }
+}

@@ -173,3 +173,46 @@ public final class UDPSocket: Sendable {
             libraryMessage: String(cString: strerror(code)))
     }
 }
+
+extension UDPSocket {
+    /// The addresses at which a datagram reaches one bound socket, for a relay that must never send to
+    /// itself nor take its own datagrams back.
+    ///
+    /// That is the bound port on: the bound host; the unspecified address (`0.0.0.0`, `::`: Linux delivers
+    /// a datagram sent there to the sending host); and, for a wildcard bind, every loopback address
+    /// (`127.0.0.0/8`, `::1`) and each address of the host's interfaces as listed when the value was made.
+    /// IPv4-mapped addresses count as the IPv4 address they carry. The answer errs on the side of yes:
+    /// `[::1]:PORT` counts for a wildcard IPv4 socket, though that socket cannot send there.
+    public struct OwnAddresses: Sendable, Hashable {
+        /// The bound port.
+        public let port: Int
+        /// The bound host (port 0); the unspecified address for a wildcard bind.
+        public let host: SocketAddress
+        /// For a wildcard bind, the host's interface addresses (port 0); empty otherwise.
+        public let interfaceHosts: Set<SocketAddress>
+
+        /// - Parameters:
+        ///   - bound: The socket's bound address, port included (`UDPSocket.localAddress`).
+        ///   - interfaceHosts: The host's interface addresses, used for a wildcard bind; their ports are ignored.
+        public init(bound: SocketAddress, interfaceHosts: some Sequence<SocketAddress> = [SocketAddress]()) {
+            port = bound.port
+            host = bound.unmapped.withPort(0)
+            self.interfaceHosts = host.isUnspecified ? Set(interfaceHosts.map { $0.unmapped.withPort(0) }) : []
+        }
+
+        /// True when a datagram sent to `address` arrives on the socket.
+        /// - Complexity: O(1): a port comparison decides for every other port. Allocates nothing.
+        public func contains(_ address: SocketAddress) -> Bool {
+            guard address.port == port else { return false }
+            let candidate = address.unmapped.withPort(0)
+            if candidate.isUnspecified || candidate == host { return true }
+            return host.isUnspecified && (candidate.isLoopback || interfaceHosts.contains(candidate))
+        }
+    }
+
+    /// Where datagrams reach this socket now (see `OwnAddresses`). For a wildcard bind this lists the
+    /// host's interfaces (`getifaddrs`): call it when a new peer is added, not per datagram.
+    public func ownAddresses() -> OwnAddresses {
+        OwnAddresses(bound: localAddress, interfaceHosts: localAddress.isUnspecified ? SocketAddress.interfaceAddresses() : [])
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import SpeakerCore
+import SpeakerIO
+import Synchronization
+import Testing
+@testable import CallServer
+
+/// The media loop alone, without the registry in front of it: what it forwards, what it drops, and that
+/// its 10 ms clock keeps going whatever arrives.
+@Suite(.serialized) struct MediaLoopTests {
+    /// Counts the loop's ticks and the datagrams each tick took (from the statistics the loop publishes
+    /// just before `tickEnded`).
+    final class Watcher: MediaLoopDelegate {
+        private struct State {
+            var ticks = 0
+            var datagrams = 0
+            var mostInOneTick = 0
+        }
+
+        private let state = Mutex(State())
+        let loop = Mutex<MediaLoop?>(nil)
+
+        var ticks: Int { state.withLock { $0.ticks } }
+        /// The most datagrams any one tick took from the socket.
+        var mostDatagramsInOneTick: Int { state.withLock { $0.mostInOneTick } }
+
+        func tickEnded(ticks: Int) {
+            let statistics = loop.withLock { $0?.statistics } ?? MediaStatistics()
+            let datagrams = statistics.accepted + statistics.unknownSSRC + statistics.wrongSource + statistics.muted
+                + statistics.malformed + statistics.fromSelf
+            state.withLock { state in
+                state.mostInOneTick = max(state.mostInOneTick, datagrams - state.datagrams)
+                state.datagrams = datagrams
+                state.ticks = ticks
+            }
+        }
+
+        func speakerChanged(room: String, participant: String?, time: Double) {}
+        func audioLevels(room: String, time: Double, levels: [String: Double], speaking: [String]) {}
+        func recordHop(room: String, participant: String, hop: UnsafeBufferPointer<Float>, tick: Int) {}
+        func speechChanged(room: String, participant: String, active: Bool, time: Double) {}
+        func roomOpened(_ room: String, tick: Int) {}
+        func roomClosed(_ room: String, tick: Int) {}
+    }
+
+    /// A started loop on `127.0.0.1`, any port, with the room `room`, an ingest `lobby` (SSRC 4097) that
+    /// accepts any port of 127.0.0.1 (as `"source":"127.0.0.1"` does), and members that only receive.
+    /// - Parameter receivers: The members and where they receive, given the loop's port.
+    static func loop(_ watcher: Watcher, receivers: (_ loopPort: Int) -> [(String, MediaEndpoint)]) throws -> MediaLoop {
+        let loop = try MediaLoop(
+            socket: UDPSocket(address: "127.0.0.1:0"), configuration: EngineConfiguration(), levelInterval: 0.2, recordsAudio: false,
+            delegate: watcher)
+        watcher.loop.withLock { $0 = loop }
+        loop.post(.openRoom(room: "room"))
+        loop.post(.addMember(room: "room", participant: "lobby", ssrc: 4097, sender: MediaSource(host: "127.0.0.1", port: nil), receiver: nil))
+        for (participant, receiver) in receivers(loop.port) {
+            loop.post(.addMember(room: "room", participant: participant, ssrc: nil, sender: nil, receiver: receiver))
+        }
+        loop.start()
+        return loop
+    }
+
+    /// One RTP packet of SSRC 4097 (Opus, with an audio level).
+    static func packet() throws -> [UInt8] {
+        let capture = try UDPSocket(address: "127.0.0.1:0")
+        let frame = [Float](repeating: 0.1, count: RTPAudioSender.frameSize)
+        _ = try frame.withUnsafeBufferPointer { try RTPAudioSender(socket: capture, ssrc: 4097).send(frame: $0, to: capture.localAddress) }
+        var bytes = [UInt8](repeating: 0, count: 2048)
+        let count = try #require(bytes.withUnsafeMutableBytes { capture.receive(into: $0) })
+        return Array(bytes[..<count])
+    }
+
+    /// Stops `loop` on a thread of its own and waits at most `timeout` seconds for `stop()` to return.
+    static func stop(_ loop: MediaLoop, within timeout: Double) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            loop.stop()
+            done.signal()
+        }.start()
+        return done.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// Waits for `count` more ticks (at most 20 s): the positive event that bounds "never" checks.
+    static func ticks(_ count: Int, of watcher: Watcher) async -> Bool {
+        let target = watcher.ticks + count
+        return await CallTestServer.eventually(20) { watcher.ticks >= target }
+    }
+
+    static func take(_ socket: UDPSocket) -> Int {
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        var count = 0
+        while count < 100_000, buffer.withUnsafeMutableBytes({ socket.receive(into: $0) }) != nil { count += 1 }
+        return count
+    }
+
+    @Test func theLoopNeitherSendsToItselfNorTakesItsOwnDatagrams() async throws {
+        let watcher = Watcher()
+        let listener = try UDPSocket(address: "127.0.0.1:0")
+        // Two members that would receive on the loop's own socket, and one that receives elsewhere.
+        let loop = try Self.loop(watcher) { loopPort in
+            [("mirror", MediaEndpoint(host: "127.0.0.1", port: loopPort)), ("mirror-any", MediaEndpoint(host: "0.0.0.0", port: loopPort)),
+             ("listener", MediaEndpoint(host: "127.0.0.1", port: listener.port))]
+        }
+        defer { _ = Self.stop(loop, within: 10) }
+        #expect(await Self.ticks(2, of: watcher), "the loop does not tick")
+
+        let packet = try Self.packet()
+        let intruder = try UDPSocket(address: "127.0.0.1:0")
+        _ = packet.withUnsafeBytes { intruder.send($0, to: loop.socket.localAddress) }
+        var copies = 0
+        #expect(await CallTestServer.eventually { copies += Self.take(listener); return copies > 0 })
+        #expect(await Self.ticks(20, of: watcher), "no ticks after the datagram: the loop is stuck forwarding")
+        copies += Self.take(listener)
+        #expect(copies == 1)
+        var statistics = loop.statistics
+        #expect(statistics.refusedReceivers == 2, "\(statistics)")
+        #expect(statistics.accepted == 1 && statistics.forwarded == 1 && statistics.fromSelf == 0, "\(statistics)")
+
+        // A datagram from the loop's own address (as a loop would bring back) is dropped, not forwarded.
+        _ = packet.withUnsafeBytes { loop.socket.send($0, to: loop.socket.localAddress) }
+        #expect(await CallTestServer.eventually { loop.statistics.fromSelf == 1 })
+        #expect(await Self.ticks(20, of: watcher))
+        statistics = loop.statistics
+        #expect(statistics.accepted == 1 && statistics.forwarded == 1, "\(statistics)")
+        #expect(Self.take(listener) == 0)
+        #expect(Self.stop(loop, within: 10), "stop() did not return")
+    }
+
+    /// A reflector that sends every forwarded datagram back twice keeps more arriving than the loop can
+    /// take: the loop still ticks, takes at most its budget per tick, and stops.
+    @Test func aFloodNeitherStopsTheTicksNorStop() async throws {
+        let watcher = Watcher()
+        let reflector = try UDPSocket(address: "127.0.0.1:0")
+        let loop = try Self.loop(watcher) { _ in [("echo", MediaEndpoint(host: "127.0.0.1", port: reflector.port))] }
+        defer { _ = Self.stop(loop, within: 10) }
+        #expect(await Self.ticks(2, of: watcher), "the loop does not tick")
+
+        let reflecting = Atomic<Bool>(true)
+        let reflectorDone = DispatchSemaphore(value: 0)
+        let server = loop.socket.localAddress
+        Thread {
+            var buffer = [UInt8](repeating: 0, count: 2048)
+            while reflecting.load(ordering: .relaxed) {
+                guard let count = buffer.withUnsafeMutableBytes({ reflector.receive(into: $0) }) else {
+                    _ = UDPSocket.wait([reflector], timeout: 0.05)
+                    continue
+                }
+                buffer.withUnsafeBytes { bytes in
+                    for _ in 0..<2 { reflector.send(UnsafeRawBufferPointer(rebasing: bytes[..<count]), to: server) }
+                }
+            }
+            reflectorDone.signal()
+        }.start()
+        defer {
+            reflecting.store(false, ordering: .relaxed)
+            reflectorDone.wait()
+        }
+        let packet = try Self.packet()
+        _ = packet.withUnsafeBytes { reflector.send($0, to: server) }
+
+        // The flood is on: several ticks' worth of datagrams have been taken.
+        #expect(await CallTestServer.eventually(20) { loop.statistics.accepted > 4 * MediaLoop.datagramsPerTick }, "\(loop.statistics)")
+        #expect(await Self.ticks(50, of: watcher), "the loop stopped ticking under the flood")
+        #expect(watcher.mostDatagramsInOneTick <= MediaLoop.datagramsPerTick, "\(watcher.mostDatagramsInOneTick)")
+        #expect(Self.stop(loop, within: 10), "stop() did not return under the flood")
+    }
+}
