@@ -60,10 +60,11 @@ def read_rttm(path: Path) -> dict[str, list[tuple[float, float]]]:
     return out
 
 
-def run_engine(binary: str, meeting: Path, files: list[Path]) -> tuple[dict, list[tuple[float, str | None]]]:
+def run_engine(binary: str, meeting: Path, files: list[Path], config: list[str]) -> tuple[dict, list[tuple[float, str | None]]]:
     with tempfile.TemporaryDirectory() as scratch:
         rttm = Path(scratch) / "out.rttm"
-        result = subprocess.run([binary, "detect", "--rttm", str(rttm), "--name", meeting.name, *map(str, files)],
+        options = [item for setting in config for item in ("--config", setting)]
+        result = subprocess.run([binary, "detect", *options, "--rttm", str(rttm), "--name", meeting.name, *map(str, files)],
                                 capture_output=True, text=True, check=True)
         segments = read_rttm(rttm)
     floor = []
@@ -115,14 +116,14 @@ class Tally:
         return 0 if entry is None else int(entry[1] if len(entry) == 2 else entry[2])
 
 
-def score(binary: str, dataset: Path, systems_dir: Path | None, tally: Tally) -> None:
+def score(binary: str, dataset: Path, systems_dir: Path | None, tally: Tally, config: list[str]) -> None:
     for meeting in sorted(p for p in dataset.iterdir() if (p / "conditions.json").exists()):
         conditions = json.loads((meeting / "conditions.json").read_text())
         files = sorted(f for f in meeting.iterdir() if f.suffix.lower() in AUDIO_EXTENSIONS)
         duration = max(float(subprocess.run(["soxi", "-D", str(f)], capture_output=True, text=True).stdout) for f in files)
         n = int(round(duration * FPS))
         reference = read_rttm(meeting / "speech.rttm")
-        ours, floor = run_engine(binary, meeting, files)
+        ours, floor = run_engine(binary, meeting, files, config)
         hypotheses = {"ours": ours}
         if systems_dir is not None:
             for system, _ in OTHER_SYSTEMS:
@@ -153,11 +154,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--binary", default=".build/release/activespeaker")
     ap.add_argument("--systems", type=Path, help="compare_vads.py's --work folder (RTTMs of the other systems)")
     ap.add_argument("--markdown", type=Path, help="write the tables here instead of standard output")
+    ap.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                    help="engine setting for ActiveSpeaker's runs, as detect --config (repeatable)")
     args = ap.parse_args(argv)
     out = []
     for dataset in args.datasets:
         tally = Tally()
-        score(args.binary, dataset, args.systems, tally)
+        score(args.binary, dataset, args.systems, tally, args.config)
         systems = ["ours"] + [s for s, _ in OTHER_SYSTEMS if any(k[1] == s for k in tally.counts)]
         names = {"ours": "ActiveSpeaker (ours)", **dict(OTHER_SYSTEMS)}
         rows = sorted({row for row, _ in tally.counts}, key=lambda r: (r.startswith("F1"), r))

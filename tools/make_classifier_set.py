@@ -19,8 +19,8 @@ Each file: a background bed (white/pink/brown noise and/or 50/60 Hz mains hum, e
 runs (one to three talkers per file, active level -35...-10 dBFS), music passages (3-20 s,
 -45...-15 dBFS, at least 6 dB over the bed), speech over music (speech-to-music ratio
 0-10 dB; in at least a quarter of the files), sound effects (-40...-12 dBFS, at least 6 dB over
-the bed); sometimes a mild reverb (exponentially decaying noise impulse response, RT60
-0.15-0.6 s) and sometimes telephone band-limiting (300-3400 Hz).
+the bed, often in clusters of 2-4); sometimes a mild reverb (exponentially decaying noise
+impulse response, RT60 0.15-0.6 s) and sometimes telephone band-limiting (300-3400 Hz).
 
 Labels: speech from the clips' ``segments`` (the clean-clip energy rule of tools/make_meetings.py)
 shifted to their place; a frame is speech when speech covers at least half of it. Music and
@@ -325,9 +325,12 @@ def make_one(rng: np.random.Generator, corpus: Corpus, duration: float, force_si
         elif kind == "sound":
             lvl = min(-6.0, max(mix.bed_db + 6.0, float(rng.uniform(-40, -12))))
             end = mix.sound_effect(t, min(room, float(rng.uniform(0.3, 5.0))), lvl)
-            # sometimes a second effect close by
-            if rng.random() < 0.3 and end < duration - 1.0:
-                end = mix.sound_effect(end + float(rng.uniform(0.05, 0.6)), min(duration - end - 0.8, 3.0), lvl)
+            # often a few more effects close by (most effects are short)
+            for _ in range(int(rng.integers(0, 4))):
+                if end >= duration - 1.0:
+                    break
+                lvl = min(-6.0, max(mix.bed_db + 6.0, lvl + float(rng.uniform(-6, 6))))
+                end = mix.sound_effect(end + float(rng.uniform(0.05, 0.8)), min(duration - end - 0.8, 4.0), lvl)
         elif kind == "speech_over_music":
             who = chosen[int(rng.integers(len(chosen)))]
             length = min(room, float(rng.uniform(4.0, 20.0)))

@@ -342,7 +342,7 @@ def main() -> int:
                f"music as speech {dev.get('music frames as speech at p>=0.5')}, "
                f"non-speech as speech {dev.get('non-speech frames as speech at p>=0.5')}\n"
                f"seed {args.seed}, epoch {epoch}, train frames {len(y)}"
-               + (" (train and dev sets together: the dev figures above are training figures)" if args.final else ""))
+               + (" (trained on the train and dev sets together)" if args.final else ""))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "metrics.json").write_text(json.dumps(report, indent=1) + "\n")
     (args.out / "model.json").write_text(json.dumps(

@@ -66,6 +66,9 @@ public final class SoundClassifier: Sendable {
     /// 4 weights per hidden unit of the second layer.
     private let w3: [Float]
     private let b3: [Float]
+    /// For each group of 16 inputs (see `SoundContext.Input`), whether any first-layer weight reads it:
+    /// a model trained without a group (`train_classifier.py --drop`) skips its work.
+    private let groupIsRead: [Bool]
 
     /// - Precondition: the model has the shape this code runs: `[64, 32, 16, 4]`.
     public init(model: SoundClassifierModel) {
@@ -83,6 +86,10 @@ public final class SoundClassifier: Sendable {
         w3 = take(16 * 4)
         b3 = take(4)
         precondition(offset == model.parameters.count, "classifier weights: \(model.parameters.count) floats, expected \(offset)")
+        // W1 comes first in the parameters: 32 weights per input, 16 inputs per group.
+        groupIsRead = (0..<4).map { group in
+            model.parameters[(group * 16 * 32)..<((group + 1) * 16 * 32)].contains { $0 != 0 }
+        }
     }
 
     /// The class probabilities for one context.
@@ -97,6 +104,10 @@ public final class SoundClassifier: Sendable {
                 var i = 0
                 // Two inputs per step, into two pairs of accumulators, so the additions pipeline.
                 while i < SoundContext.inputCount {
+                    if i & 15 == 0 && !groupIsRead[i >> 4] {
+                        i += 16
+                        continue
+                    }
                     let u = xs[i], v = xs[i + 1]
                     a0 += w.loadUnaligned(fromByteOffset: (i * 32) * 4, as: SIMD16<Float>.self) * u
                     b0 += w.loadUnaligned(fromByteOffset: (i * 32 + 16) * 4, as: SIMD16<Float>.self) * u

@@ -29,7 +29,7 @@
 /// | 59, 60, 61 | spectral flux of this frame ÷ 5; its mean and standard deviation, τ 0.5 s, ÷ 5 |
 /// | 62, 63 | flatness of this frame; its mean, τ 0.5 s |
 ///
-/// Real-time safe: `update` is O(1) SIMD work over 16 bands, allocates nothing and cannot fail.
+/// Real-time safe: `update` and `input` are O(1) SIMD work over 16 bands, allocate nothing and cannot fail.
 public struct SoundContext: Sendable {
     /// Values in `input`.
     public static let inputCount = 64
@@ -67,8 +67,28 @@ public struct SoundContext: Sendable {
     private var lastPeriodic = false
     private var started = false
 
-    /// The classifier's input for the last frame given to `update`.
-    public private(set) var input = SoundContext.Input()
+    /// Share of sounding frames over about the last half second (weighted, τ 0.5 s), 0…1.
+    var recentSounding: Float { soundingSlow }
+
+    /// The last frame's own values, kept for `input`.
+    private var lastSNR: Float = 0, lastPeriodicity: Float = 0, lastFlux: Float = 0, lastFlatness: Float = 1
+
+    /// The classifier's input for the last frame given to `update`, computed on demand (the engine
+    /// asks only on sounding frames).
+    public var input: Input {
+        var result = Input()
+        // Spectral shape: the mean levels relative to their average over the speech bands 1…14.
+        let speechMean = (mean.sum() - mean[0] - mean[15]) * (1 / Float(14))
+        result.shape = mean - speechMean
+        result.spread = variance.squareRoot()
+        result.modulation = modulation.squareRoot()
+        result.scalars = SIMD16<Float>(
+            lastSNR * 0.1, snrFast * 0.1, snrSlow * 0.1, soundingSlow,
+            soundingLong, toggles, lastPeriodicity, periodicityMean,
+            periodicFraction, glide, glidePairs, lastFlux,
+            fluxMean, fluxVariance.squareRoot(), lastFlatness, flatnessMean)
+        return result
+    }
 
     public init() {}
 
@@ -138,17 +158,9 @@ public struct SoundContext: Sendable {
         fluxMean += b * fluxDeviation
         fluxVariance = a * fluxVariance + b * fluxDeviation * fluxDeviation
         flatnessMean = a * flatnessMean + b * f.flatness
-
-        // Spectral shape: the mean levels relative to their average over the speech bands 1…14.
-        var speechSum = mean.sum() - mean[0] - mean[15]
-        speechSum *= 1 / Float(14)
-        input.shape = mean - speechSum
-        input.spread = variance.squareRoot()
-        input.modulation = modulation.squareRoot()
-        input.scalars = SIMD16<Float>(
-            snr * 0.1, snrFast * 0.1, snrSlow * 0.1, soundingSlow,
-            soundingLong, toggles, f.periodicity, periodicityMean,
-            periodicFraction, glide, glidePairs, flux,
-            fluxMean, fluxVariance.squareRoot(), f.flatness, flatnessMean)
+        lastSNR = snr
+        lastPeriodicity = f.periodicity
+        lastFlux = flux
+        lastFlatness = f.flatness
     }
 }

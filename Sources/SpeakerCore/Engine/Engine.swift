@@ -39,6 +39,14 @@ public final class Engine {
     private let shards: [Shard]
     private var threads: [WorkerThread] = []
     private let workersDone = DispatchSemaphore(value: 0)
+    /// Below this share of sounding frames over the last half second (`SoundContext.recentSounding`) the
+    /// classifier has heard too little of a new sound to judge it, and the rules alone decide: the first
+    /// ~80 ms of sound after silence. On the tuning sets this took 0.04 s off the median floor latency
+    /// (dev) and raised real-audio dev F1 0.695 → 0.703, for 0.9 points more music-only frames taken
+    /// for speech.
+    private static let onsetContext: Float = 0.15
+    /// Weight of a sounding frame in a stream's music average: 1 − exp(−10 ms / 1 s).
+    private static let musicAveraging: Float = 0.009_950_2
     /// Sources compared with each leakage candidate, at most.
     private static let leakSourceLimit = 4
     private let levelSmoothing: Float
@@ -66,6 +74,11 @@ public final class Engine {
         speechLevelSmoothing = Float(exp(-hop / configuration.leakage.speechLevelTimeConstant))
         activitySmoothing = Float(exp(-hop / configuration.selection.activityTimeConstant))
         classifier = configuration.vad.classifier ? SoundClassifier.shipped : nil
+        // Pay the runtime's one-time costs of the classifier path (type metadata of its SIMD tuples,
+        // made on first use, process-wide) here, not in some stream's first sounding frame.
+        var context = SoundContext()
+        context.update(FrameFeatures())
+        _ = classifier?.classify(context.input)
         for index in 1..<max(1, workers) {
             threads.append(WorkerThread(name: "activespeaker-\(index)", done: workersDone) { [unowned self] in
                 self.process(shards[index])
@@ -307,7 +320,8 @@ public final class Engine {
         channel.features = features
         channel.context.update(features)
         let tonal = channel.tone.update(features, configuration: configuration.vad)
-        // The classifier judges sounding frames only: no other frame can be speech evidence.
+        // The classifier judges sounding frames only (no other frame can be speech evidence), once the
+        // stream has sounded for a moment.
         var speechLike = true
         if let classifier, features.segmentalSNR >= SoundContext.soundingSNR {
             channel.classifierCountdown -= 1
@@ -315,7 +329,10 @@ public final class Engine {
                 channel.classes = classifier.classify(channel.context.input)
                 channel.classifierCountdown = configuration.vad.classifierInterval
             }
-            speechLike = channel.classes.speech >= configuration.vad.speechProbability
+            channel.musicAverage += Self.musicAveraging * (channel.classes.music - channel.musicAverage)
+            speechLike = channel.context.recentSounding < Self.onsetContext
+                || (channel.classes.speech >= configuration.vad.speechProbability
+                    && (configuration.vad.musicVeto >= 1 || channel.musicAverage < configuration.vad.musicVeto))
         }
         channel.voiced = !tonal && speechLike && VoiceActivityDetector.isVoiced(features, configuration.vad)
         channel.continues = !tonal && speechLike && VoiceActivityDetector.continuesSpeech(features, configuration.vad)

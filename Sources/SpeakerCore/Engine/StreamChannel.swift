@@ -16,6 +16,8 @@ final class StreamChannel {
     /// The classifier's last answer, and the sounding frames left until it is asked again.
     @exclusivity(unchecked) var classes = SoundClasses()
     @exclusivity(unchecked) var classifierCountdown = 0
+    /// The classifier's music probability averaged over the stream's recent sounding frames (τ 1 s).
+    @exclusivity(unchecked) var musicAverage: Float = 0
     @exclusivity(unchecked) var activity = SpeakerObservation()
     @exclusivity(unchecked) var statistics = TalkStatistics()
 
