@@ -3,8 +3,9 @@
 
 The classifier is a small multilayer perceptron, 64 -> 32 -> 16 -> 4 with ReLU (2,676 parameters),
 over the context vector that `SoundContext` keeps per stream (Sources/SpeakerCore/Classifier/). The
-vectors are computed by the engine itself (`activespeaker features`), so training sees exactly what
-inference sees. It is trained on the sounding frames only (segmental SNR >= 3 dB): the engine asks
+vectors are computed by the engine itself (`activespeaker features`, run with the classifier off so
+that they do not depend on the model being replaced; with it on, only the choice of which quiet
+frames outside utterances are analysed in full can differ), so training sees what inference sees. It is trained on the sounding frames only (segmental SNR >= 3 dB): the engine asks
 the classifier nothing about the others, which can never be speech evidence.
 
 Data: classifier sets made by tools/make_classifier_set.py from the real-audio corpus
@@ -70,7 +71,11 @@ def features_of(binary: Path, folder: Path, cache: Path) -> dict[str, np.ndarray
     if not (out / ".done").exists():
         out.mkdir(parents=True, exist_ok=True)
         log(f"features: {len(wavs)} files of {folder}")
-        subprocess.run([str(binary), "features", "--out", str(out), *map(str, wavs)], check=True)
+        # With the classifier off, so that the inputs do not depend on the model being replaced (through
+        # the utterance state, which decides which quiet frames are analysed in full): retraining
+        # reproduces the same weights whatever model the binary ships.
+        subprocess.run([str(binary), "features", "--config", "vad.classifier=false", "--out", str(out),
+                        *map(str, wavs)], check=True)
         (out / ".done").write_text("")
     return {wav.stem: np.fromfile(out / f"{wav.stem}.f32", dtype="<f4").reshape(-1, INPUTS) for wav in wavs}
 
