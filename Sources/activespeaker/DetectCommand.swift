@@ -6,7 +6,7 @@ import SpeakerIO
 /// `activespeaker detect`: who speaks when in the recordings of one room.
 struct DetectCommand: Command {
     static let name = "detect"
-    static let summary = "Detect speech and the dominant speaker in the recordings of one room."
+    static let summary = "Detect speech and the dominant speaker in recordings of one room."
     static let synopsis = "detect [options] FILE..."
 
     static let overview = """
@@ -118,22 +118,8 @@ struct DetectCommand: Command {
             throw .usage("--name must be a non-empty word without spaces (it is an RTTM field)")
         }
         summary = options.has("summary")
-        if let text = options.value("levels") {
-            guard let milliseconds = Int(text), milliseconds > 0, milliseconds % 10 == 0 else {
-                throw .usage("--levels \(text): expected a positive multiple of 10 milliseconds")
-            }
-            levelTicks = milliseconds / 10
-        } else {
-            levelTicks = nil
-        }
-        if let text = options.value("classes") {
-            guard let milliseconds = Int(text), milliseconds > 0, milliseconds % 10 == 0 else {
-                throw .usage("--classes \(text): expected a positive multiple of 10 milliseconds")
-            }
-            classTicks = milliseconds / 10
-        } else {
-            classTicks = nil
-        }
+        levelTicks = try Self.ticks(of: "levels", in: options)
+        classTicks = try Self.ticks(of: "classes", in: options)
         var configuration = try Self.configuration(from: options.all("config"))
         if let policy = options.value("policy") {
             configuration.selection.policy = try EvalCommand.policy(named: policy)
@@ -226,16 +212,29 @@ struct DetectCommand: Command {
         return tally
     }
 
-    /// Decodes every file before anything is written, so a bad file leaves no output at all.
-    private func load() throws(CommandError) -> [ReplayStream] {
-        let decoded: [DecodedStream]
+    /// The interval of a `--NAME MS` option in ticks (10 ms), or nil when it is not given.
+    private static func ticks(of name: String, in options: ParsedOptions) throws(CommandError) -> Int? {
+        guard let text = options.value(name) else { return nil }
+        guard let milliseconds = Int(text), milliseconds > 0, milliseconds % 10 == 0 else {
+            throw .usage("--\(name) \(text): expected a positive multiple of 10 milliseconds")
+        }
+        return milliseconds / 10
+    }
+
+    /// Decodes every file at the engine's rate, mapping decoding errors to one-line failures.
+    static func decode(_ paths: [String], downmix: Bool) throws(CommandError) -> [DecodedStream] {
         do {
-            decoded = try loadStreams(paths: files, sampleRate: AnalysisFormat.sampleRate, downmix: downmix)
+            return try loadStreams(paths: paths, sampleRate: AnalysisFormat.sampleRate, downmix: downmix)
         } catch let error as SpeakerIOError {
             throw .failure(error.description)
         } catch {
             throw .failure("\(error)")
         }
+    }
+
+    /// Decodes every file before anything is written, so a bad file leaves no output at all.
+    private func load() throws(CommandError) -> [ReplayStream] {
+        let decoded = try Self.decode(files, downmix: downmix)
         if rttmPath != nil, let stream = decoded.first(where: { $0.id.contains(where: \.isWhitespace) || $0.id.isEmpty }) {
             throw .failure(
                 "\(stream.sourcePath): stream id \"\(stream.id)\" cannot be an RTTM speaker (it contains a space); rename the file")

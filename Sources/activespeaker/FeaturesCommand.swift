@@ -6,7 +6,7 @@ import SpeakerIO
 /// `activespeaker features`: the sound classifier's input, frame by frame, for training it.
 struct FeaturesCommand: Command {
     static let name = "features"
-    static let summary = "Write the sound classifier's input vectors of audio files (for training)."
+    static let summary = "Write the sound classifier's inputs of audio files, for training."
     static let synopsis = "features --out DIR [options] FILE..."
 
     static let overview = """
@@ -50,14 +50,7 @@ struct FeaturesCommand: Command {
     }
 
     func run() throws(CommandError) {
-        let decoded: [DecodedStream]
-        do {
-            decoded = try loadStreams(paths: files, sampleRate: AnalysisFormat.sampleRate, downmix: downmix)
-        } catch let error as SpeakerIOError {
-            throw .failure(error.description)
-        } catch {
-            throw .failure("\(error)")
-        }
+        let decoded = try DetectCommand.decode(files, downmix: downmix)
         let ids = decoded.map(\.id)
         if let duplicate = ids.first(where: { id in ids.filter { $0 == id }.count > 1 }) {
             throw .failure("two streams are named \(duplicate): their outputs would overwrite each other")

@@ -19,7 +19,9 @@ import TestSupport
 enum TestMicrophones {
     /// Reads digital silence.
     static let quiet = "activespeaker_test_quiet"
-    /// Reads a synthetic voice (−22 dBFS, looped).
+    /// Reads a real voice: the Asterisk prompt "Activated." of Fixtures/formats (1.06 s) and 0.6 s of
+    /// quiet room noise, looped. (Real speech: the engine's sound classifier, trained on real voices, does
+    /// not take a synthetic buzz for speech.)
     static let voice = "activespeaker_test_voice"
     /// Listed, but its `infile` does not exist: opening it fails.
     static let broken = "activespeaker_test_broken"
@@ -28,8 +30,10 @@ enum TestMicrophones {
     private static let setUp: Result<String, any Error> = Result {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("activespeaker-devices-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let prompt = try loadStreams(paths: [FixturePaths.file("formats/speech.flac")])[0].samples
+        let pause = Synthesis.noise(seconds: 0.6, levelDBFS: -60, seed: 77)
         let voiceSamples = try Resampler(inputRate: 16000, outputRate: 48000)
-            .process(Synthesis.voice(seconds: 4, f0: 140, levelDBFS: -22, seed: 77))
+            .process(Array([[Float]](repeating: prompt + pause, count: 3).joined()))
         let sources: [(String, String?, [Float])] = [
             (quiet, directory.appendingPathComponent("quiet.fifo").path, [Float](repeating: 0, count: 48000)),
             (voice, directory.appendingPathComponent("voice.fifo").path, voiceSamples),
