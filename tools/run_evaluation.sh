@@ -13,7 +13,8 @@
 # conditions.md (the real-audio tables by condition),
 # reports.json (every eval report), <set>.txt (eval tables), plots/<set>/*.svg, breakdown-<set>.txt.
 #
-# Needs: Swift 6, python3 with numpy and scipy, sox, espeak-ng, unzip, and
+# Needs: Swift 6, python3 with numpy and scipy, sox, espeak-ng, unzip, xmp, opus-tools, root (the
+#   corpus script apt-gets its packages, about 1 GB, once), and
 #   pip install webrtcvad-wheels onnxruntime && pip install --no-deps silero-vad
 # Usage: bash tools/run_evaluation.sh [OUT]
 set -euo pipefail
@@ -31,9 +32,9 @@ fi
 [ -d datasets-local/pyannote ] || bash tools/fetch_pyannote_sample.sh datasets-local/pyannote
 [ -f corpus-local/sources.json ] || python3 tools/make_corpus.py --out corpus-local
 [ -d datasets-local/real-dev ] || python3 tools/make_real_meetings.py --corpus corpus-local --split dev \
-    --out datasets-local/real-dev --count 12 --seed 500
+    --out datasets-local/real-dev --count 12 --seed 1000
 [ -d datasets-local/real-test ] || python3 tools/make_real_meetings.py --corpus corpus-local --split test \
-    --out datasets-local/real-test --count 16 --seed 700
+    --out datasets-local/real-test --count 16 --seed 2000
 
 sets=(datasets-local/real-dev datasets-local/real-test Fixtures/meetings datasets-local/dev datasets-local/dev2
       datasets-local/heldout datasets-local/pyannote)
