@@ -18,7 +18,7 @@ struct TokenCommand: Command {
         .value("participant", "ID", help: "Participant id (1-64 of A-Z a-z 0-9 . _ -)."),
         .value("name", "TEXT", help: "Display name (default: the participant id)."),
         .value("role", "ROLE", help: "subscriber, publisher (default) or moderator."),
-        .value("ttl", "SECONDS", help: "Lifetime (default 3600)."),
+        .value("ttl", "SECONDS", help: "Lifetime, 1 to 315360000 (default 3600)."),
     ]
 
     let token: AccessToken
@@ -37,7 +37,9 @@ struct TokenCommand: Command {
         let roleText = options.value("role") ?? "publisher"
         guard let role = Role(rawValue: roleText) else { throw .usage("--role \(roleText): expected subscriber, publisher or moderator") }
         let ttl = try options.value("ttl").map { text throws(CommandError) in
-            guard let value = Int(text), value > 0 else { throw .usage("--ttl \(text): expected seconds > 0") }
+            guard let value = Int(text), value > 0, value <= Self.longestTTL else {
+                throw .usage("--ttl \(text): expected seconds, 1…\(Self.longestTTL) (10 years)")
+            }
             return value
         } ?? 3600
         if let name = options.value("name"), name.isEmpty || name.count > 128 { throw .usage("--name: 1-128 characters") }
@@ -45,6 +47,9 @@ struct TokenCommand: Command {
         token = AccessToken(room: room, participantID: participant, displayName: options.value("name"), role: role, issuedAt: now, expiresAt: now + ttl)
         if !options.positionals.isEmpty { throw .usage("unexpected argument \(options.positionals[0])") }
     }
+
+    /// The longest lifetime a token may be given: 10 years, far from any overflow of `now + ttl`.
+    static let longestTTL = 10 * 365 * 86_400
 
     func run() throws(CommandError) {
         Console.out(token.signed(with: secret) + "\n")
