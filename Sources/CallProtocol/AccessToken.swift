@@ -40,9 +40,14 @@ public struct AccessToken: Sendable, Hashable {
         self.expiresAt = expiresAt
     }
 
-    /// Whether `id` is usable as a room or participant id: 1–64 of `A-Z a-z 0-9 . _ -`.
+    /// The rule of `isValidID`, as error messages state it.
+    public static let idRule = "1-64 of A-Z a-z 0-9 . _ -, not . or .."
+
+    /// Whether `id` is usable as a room or participant id: 1–64 of `A-Z a-z 0-9 . _ -`, but not `.` or
+    /// `..`, which name no resource in a URL path (clients normalise them away) and, as a recording
+    /// folder, would name the recordings folder itself or its parent.
     public static func isValidID(_ id: String) -> Bool {
-        (1...64).contains(id.utf8.count)
+        id != "." && id != ".." && (1...64).contains(id.utf8.count)
             && id.utf8.allSatisfy { byte in
                 (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                     || byte == 0x2E || byte == 0x5F || byte == 0x2D

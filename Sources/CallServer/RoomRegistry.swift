@@ -73,7 +73,7 @@ struct RoomRegistry {
     /// - Throws: `.malformedMessage` for a bad id or limit, `.joinState` if the id is taken.
     mutating func createRoom(id requested: String?, maxParticipants: Int?) throws(CallError) -> (String, [Effect]) {
         let id = requested ?? newRoomID()
-        guard AccessToken.isValidID(id) else { throw CallError(.malformedMessage, "roomId must be 1-64 of A-Z a-z 0-9 . _ -") }
+        guard AccessToken.isValidID(id) else { throw CallError(.malformedMessage, "roomId must be \(AccessToken.idRule)") }
         guard rooms[id] == nil else { throw CallError(.joinState, "room \(id) already exists") }
         let limit = maxParticipants ?? settings.defaultMaxParticipants
         guard (1...1000).contains(limit) else { throw CallError(.malformedMessage, "maxParticipants must be 1-1000") }
@@ -119,7 +119,7 @@ struct RoomRegistry {
         room id: String, participant: String, displayName: String?, source: MediaSource, ssrc requested: UInt32?
     ) throws(CallError) -> (ParticipantInfo, [Effect]) {
         guard let room = rooms[id] else { throw CallError(.roomNotFound, "room \(id) not found") }
-        guard AccessToken.isValidID(participant) else { throw CallError(.malformedMessage, "participantId must be 1-64 of A-Z a-z 0-9 . _ -") }
+        guard AccessToken.isValidID(participant) else { throw CallError(.malformedMessage, "participantId must be \(AccessToken.idRule)") }
         guard room.participant(participant) == nil else { throw CallError(.duplicateParticipant, "\(participant) is already in room \(id)") }
         guard room.participants.count < room.maxParticipants else { throw CallError(.roomFull, "room \(id) is full") }
         if let requested, usedSSRCs.contains(requested) { throw CallError(.duplicateParticipant, "ssrc \(requested) is in use") }

@@ -73,7 +73,7 @@ struct ServeCommand: Command {
         }
         printsSecret = secretText == nil
         for room in options.all("room") {
-            guard AccessToken.isValidID(room) else { throw .usage("--room \(room): 1-64 of A-Z a-z 0-9 . _ -") }
+            guard AccessToken.isValidID(room) else { throw .usage("--room \(room): \(AccessToken.idRule)") }
         }
         configuration.rooms = options.all("room")
         if let text = options.value("max-participants") {

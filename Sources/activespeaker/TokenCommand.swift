@@ -31,9 +31,9 @@ struct TokenCommand: Command {
         guard let secret = TokenSecret(secretText) else { throw .usage("--secret: at least 16 characters") }
         self.secret = secret
         guard let room = options.value("room") else { throw .usage("missing --room") }
-        guard room == AccessToken.anyRoom || AccessToken.isValidID(room) else { throw .usage("--room \(room): 1-64 of A-Z a-z 0-9 . _ -, or *") }
+        guard room == AccessToken.anyRoom || AccessToken.isValidID(room) else { throw .usage("--room \(room): \(AccessToken.idRule), or *") }
         guard let participant = options.value("participant") else { throw .usage("missing --participant") }
-        guard AccessToken.isValidID(participant) else { throw .usage("--participant \(participant): 1-64 of A-Z a-z 0-9 . _ -") }
+        guard AccessToken.isValidID(participant) else { throw .usage("--participant \(participant): \(AccessToken.idRule)") }
         let roleText = options.value("role") ?? "publisher"
         guard let role = Role(rawValue: roleText) else { throw .usage("--role \(roleText): expected subscriber, publisher or moderator") }
         let ttl = try options.value("ttl").map { text throws(CommandError) in

@@ -23,6 +23,19 @@ import Testing
         #expect(read == token)
     }
 
+    /// `.` and `..` are made of allowed characters but name no resource in a URL path and, as a recording
+    /// folder, the recordings folder itself or its parent.
+    @Test(arguments: [(".", false), ("..", false), ("...", true), ("a.b", true), (".hidden", true), ("", false),
+                      (String(repeating: "x", count: 65), false), ("a/b", false)])
+    func idsFollowTheRule(id: String, valid: Bool) {
+        #expect(AccessToken.isValidID(id) == valid)
+    }
+
+    @Test func aTokenForTheRoomDotDotIsRefused() {
+        let text = AccessToken(room: "..", participantID: "p", role: .publisher, issuedAt: 0, expiresAt: 100).signed(with: secret)
+        #expect(throws: CallError.self) { try AccessToken.verify(text, secret: secret, now: 1) }
+    }
+
     @Test func expiredTokenIsRefusedWithItsOwnCode() {
         let text = AccessToken(room: "r", participantID: "p", role: .publisher, issuedAt: 0, expiresAt: 100).signed(with: secret)
         #expect(throws: CallError(.tokenExpired, "token expired")) { try AccessToken.verify(text, secret: secret, now: 100) }

@@ -38,6 +38,19 @@ import Testing
 
     static func closes(_ effects: [Effect], _ connection: Int) -> Bool { effects.contains(.close(connection)) }
 
+    /// Rooms `.` and `..` could be created but never read or deleted through the HTTP API (their URL
+    /// paths normalise away), and would record into the recordings folder or its parent.
+    @Test(arguments: [".", ".."])
+    mutating func dotRoomIdsAreRefused(id: String) {
+        #expect(throws: CallError.self) { try registry.createRoom(id: id, maxParticipants: 3) }
+        do {
+            _ = try registry.createRoom(id: id, maxParticipants: 3)
+        } catch {
+            #expect(error.code == .malformedMessage)
+            #expect(error.message.contains("not . or .."), "\(error.message)")
+        }
+    }
+
     @Test mutating func joinAnswersWithTheRoomAndMedia() throws {
         let effects = join(1, Self.token("alice"))
         guard case .joined(let room)? = Self.messages(effects, to: 1).first else {
