@@ -3,6 +3,7 @@ import CallServer
 import Foundation
 import SpeakerCore
 import SpeakerIO
+import Synchronization
 
 /// `activespeaker serve`: the room server.
 struct ServeCommand: Command {
@@ -42,7 +43,9 @@ struct ServeCommand: Command {
           {"type":"participant-joined","room":"standup","participant":"alice","ssrc":123}
           {"type":"speaker-changed","room":"standup","participant":"alice","t":3.21}
           {"type":"participant-left",…}  {"type":"mic-muted",…}  {"type":"error",…}
-        and at the end {"type":"stats",…} with the media counters.
+        and at the end {"type":"stats",…} with the media counters. If standard output
+        can no longer be written (serve | head -n 1), serve says so once on standard
+        error and goes on serving without the log lines.
 
         EXAMPLE:
           activespeaker serve --room demo --secret my-secret-of-16-chars
@@ -132,12 +135,30 @@ struct ServeCommand: Command {
 }
 
 /// Writes whole lines to standard output from any thread, flushing each.
+///
+/// A server outlives the reader of its log: once standard output cannot be written (the reader of a
+/// pipe went away, as in `serve | head -n 1`, or the disk is full), the server says so once on standard
+/// error and goes on serving without the log lines.
 final class LineOutput: Sendable {
-    private let lock = NSLock()
+    /// True once a write failed.
+    private let closed = Mutex(false)
 
     func write(_ line: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        closed.withLock { closed in
+            guard !closed else { return }
+            do throws(CommandError) {
+                try BufferedOutput.write(line + "\n", to: STDOUT_FILENO)
+            } catch {
+                closed = true
+                let message = "activespeaker serve: \(Self.reason(error)); serving on without log lines\n"
+                try? BufferedOutput.write(message, to: STDERR_FILENO)
+            }
+        }
+    }
+
+    private static func reason(_ error: CommandError) -> String {
+        switch error {
+        case .failure(let message), .usage(let message, _): message
+        }
     }
 }
