@@ -62,7 +62,7 @@ public struct SoundContext: Sendable {
     private var fluxMean: Float = 0, fluxVariance: Float = 0
     private var flatnessMean: Float = 1
     private var wasSounding = false
-    /// log2 of the last frame's pitch, or nil when that frame was not periodic.
+    /// log2 of the last frame's pitch (0 when that frame was not periodic; `lastPeriodic` says which).
     private var lastLogPitch: Float = 0
     private var lastPeriodic = false
     private var started = false

@@ -74,11 +74,6 @@ public final class Engine {
         speechLevelSmoothing = Float(exp(-hop / configuration.leakage.speechLevelTimeConstant))
         activitySmoothing = Float(exp(-hop / configuration.selection.activityTimeConstant))
         classifier = configuration.vad.classifier ? SoundClassifier.shipped : nil
-        // Pay the runtime's one-time costs of the classifier path (type metadata of its SIMD tuples,
-        // made on first use, process-wide) here, not in some stream's first sounding frame.
-        var context = SoundContext()
-        context.update(FrameFeatures())
-        _ = classifier?.classify(context.input)
         for index in 1..<max(1, workers) {
             threads.append(WorkerThread(name: "activespeaker-\(index)", done: workersDone) { [unowned self] in
                 self.process(shards[index])
