@@ -48,15 +48,20 @@ extension CallTestServer {
         return condition()
     }
 
-    /// Stops `server` on a thread of its own and waits at most `timeout` seconds for `stop()` to return.
+    /// Runs `body` on a thread of its own and waits at most `timeout` seconds for it to return.
     /// - Returns: False if it had not returned by then (that thread is left waiting).
-    static func stop(_ server: RoomServer, within timeout: Double) -> Bool {
+    static func returns(within timeout: Double, _ body: @escaping @Sendable () -> Void) -> Bool {
         let done = DispatchSemaphore(value: 0)
         Thread {
-            server.stop()
+            body()
             done.signal()
         }.start()
         return done.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// Stops `server` and waits at most `timeout` seconds for `stop()` to return (see `returns(within:_:)`).
+    static func stop(_ server: RoomServer, within timeout: Double) -> Bool {
+        returns(within: timeout) { server.stop() }
     }
 }
 

@@ -72,12 +72,7 @@ import Testing
 
     /// Stops `loop` on a thread of its own and waits at most `timeout` seconds for `stop()` to return.
     static func stop(_ loop: MediaLoop, within timeout: Double) -> Bool {
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            loop.stop()
-            done.signal()
-        }.start()
-        return done.wait(timeout: .now() + timeout) == .success
+        CallTestServer.returns(within: timeout) { loop.stop() }
     }
 
     /// Waits for `count` more ticks (at most 20 s): the positive event that bounds "never" checks.

@@ -75,17 +75,10 @@ struct CallCLITests {
         let admin = try Self.token("admin", room: "*", role: "moderator")
         for (id, ssrc) in [("gst", 0x2001), ("ffmpeg", 0x2002)] {
             let body = #"{"participantId":"\#(id)","displayName":"\#(id) sender","source":"127.0.0.1","ssrc":\#(ssrc)}"#
-            let curl = Process()
-            curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            curl.arguments = [
-                "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Authorization: Bearer \(admin)",
-                "-H", "Content-Type: application/json", "--data", body, "http://127.0.0.1:\(http)/v1/rooms/demo/ingest",
-            ]
-            let pipe = Pipe()
-            curl.standardOutput = pipe
-            try curl.run()
-            curl.waitUntilExit()
-            let status = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let status = try LiveRunner.httpStatus([
+                "-X", "POST", "-H", "Authorization: Bearer \(admin)", "-H", "Content-Type: application/json",
+                "--data", body, "http://127.0.0.1:\(http)/v1/rooms/demo/ingest",
+            ])
             #expect(status == "201", "ingest \(id): HTTP \(status)")
         }
         let listener = try LiveRunner.Running([

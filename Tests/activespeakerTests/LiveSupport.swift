@@ -92,6 +92,20 @@ enum LiveRunner {
         }
     }
 
+    /// Runs curl (an HTTP request as a user makes it) and returns its `%{http_code}` (000 when nothing answered).
+    static func httpStatus(_ arguments: [String]) throws -> String {
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        curl.arguments = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10"] + arguments
+        let out = Pipe()
+        curl.standardOutput = out
+        curl.standardError = FileHandle.nullDevice
+        try curl.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        curl.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
     /// The repository's `tools/` directory.
     static let tools: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("tools")

@@ -5,20 +5,6 @@ import Testing
 @Suite struct ServeOutputTests {
     static let secret = "a-secret-of-24-characters"
 
-    /// Runs curl and returns its `%{http_code}` (000 when nothing answered).
-    static func httpStatus(_ arguments: [String]) throws -> String {
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        curl.arguments = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10"] + arguments
-        let out = Pipe()
-        curl.standardOutput = out
-        curl.standardError = FileHandle.nullDevice
-        try curl.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        curl.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
-    }
-
     @Test func theServerGoesOnWhenItsLogReaderGoesAway() throws {
         try #require(LiveRunner.has("curl"), "run tools/install-deps.sh")
         let executable = try #require(CLI.executable, "build activespeaker first")
@@ -57,13 +43,13 @@ import Testing
         let token = try CLI.run(["token", "--secret", Self.secret, "--room", "*", "--participant", "admin", "--role", "moderator"])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         for room in ["r1", "r2"] {
-            let created = try Self.httpStatus([
+            let created = try LiveRunner.httpStatus([
                 "-X", "POST", "-H", "Authorization: Bearer \(token)", "-d", #"{"roomId":"\#(room)"}"#,
                 "http://127.0.0.1:\(http)/v1/rooms",
             ])
             #expect(created == "201", "POST /v1/rooms \(room): \(created)")
         }
-        #expect(try Self.httpStatus(["http://127.0.0.1:\(http)/v1/health"]) == "200")
+        #expect(try LiveRunner.httpStatus(["http://127.0.0.1:\(http)/v1/health"]) == "200")
         #expect(server.isRunning)
 
         server.interrupt()
