@@ -35,29 +35,14 @@ from pathlib import Path
 
 import numpy as np
 
+# The frame rule of `activespeaker eval` (a frame counts when its centre lies in a segment) and the RTTM
+# reader, shared with the error breakdown.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from vad_error_breakdown import frames_of, read_rttm  # noqa: E402
+
 FPS = 100
 AUDIO_EXTENSIONS = {".flac", ".wav", ".ogg", ".opus"}
 OTHER_SYSTEMS = [("silero", "Silero VAD"), ("webrtc-m0-30ms", "WebRTC default"), ("webrtc-m3-10ms", "WebRTC mode 3")]
-
-
-def frames_of(segments, n: int) -> np.ndarray:
-    mask = np.zeros(n, dtype=bool)
-    for start, end in segments:
-        a, b = int(round(start * FPS)), int(round(end * FPS))
-        mask[max(a, 0):min(b, n)] = True
-    return mask
-
-
-def read_rttm(path: Path) -> dict[str, list[tuple[float, float]]]:
-    out: dict[str, list[tuple[float, float]]] = {}
-    if not path.exists():
-        return out
-    for line in path.read_text().splitlines():
-        parts = line.split()
-        if len(parts) >= 8 and parts[0] == "SPEAKER":
-            start, duration = float(parts[3]), float(parts[4])
-            out.setdefault(parts[7], []).append((start, start + duration))
-    return out
 
 
 def run_engine(binary: str, meeting: Path, files: list[Path], config: list[str]) -> tuple[dict, list[tuple[float, str | None]]]:

@@ -1210,8 +1210,12 @@ def write_meeting_files(tmp: Path, name: str, seed: int, profile_name: str, dura
 
 def write_meeting(out_dir: Path, name: str, seed: int, profile_name: str, duration: float,
                   people: list[Participant], leaks: list[Leak], planner: ScriptPlanner,
-                  result: Rendered, versions: dict) -> Path:
-    """Write FLACs, RTTMs and meeting.json into out_dir/name, atomically per meeting."""
+                  result: Rendered, versions: dict, finish=None) -> Path:
+    """Write FLACs, RTTMs and meeting.json into out_dir/name, atomically per meeting.
+
+    ``finish(folder)``, if given, adds to or rewrites the meeting's files before they move into place
+    (tools/make_real_meetings.py adds its conditions).
+    """
     final = out_dir / name
     tmp = out_dir / f".{name}.tmp"
     if tmp.exists():
@@ -1220,6 +1224,8 @@ def write_meeting(out_dir: Path, name: str, seed: int, profile_name: str, durati
     try:
         write_meeting_files(tmp, name, seed, profile_name, duration, people, leaks, planner,
                             result, versions)
+        if finish is not None:
+            finish(tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -47,7 +47,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
 import sys
 from pathlib import Path
 
@@ -370,14 +369,8 @@ def generate_one(corpus: Corpus, bank: RealBank, out_dir: Path, name: str, seed:
         for k in ("music", "speech_under_music", "sounds", "sounds_leaked"):
             st[k].sort()
 
-    final = out_dir / name
-    tmp = out_dir / f".{name}.tmp"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    try:
-        mm.write_meeting_files(tmp, name, seed, layout, duration, people, leaks, planner, result, versions)
-        meta = json.loads((tmp / "meeting.json").read_text())
+    def add_conditions(folder: Path) -> None:
+        meta = json.loads((folder / "meeting.json").read_text())
         meta["generator"] = "tools/make_real_meetings.py"
         meta["generator_version"] = GENERATOR_VERSION
         meta["layout"] = layout
@@ -392,14 +385,11 @@ def generate_one(corpus: Corpus, bank: RealBank, out_dir: Path, name: str, seed:
             part["sounds"] = info.get("sounds", [])
         meta["events"] = events
         meta["conditions"] = conditions
-        (tmp / "meeting.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
-        (tmp / "conditions.json").write_text(json.dumps(conditions, indent=1, ensure_ascii=False) + "\n")
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if final.exists():
-        shutil.rmtree(final)
-    tmp.rename(final)
+        (folder / "meeting.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
+        (folder / "conditions.json").write_text(json.dumps(conditions, indent=1, ensure_ascii=False) + "\n")
+
+    final = mm.write_meeting(out_dir, name, seed, layout, duration, people, leaks, planner, result, versions,
+                             finish=add_conditions)
     parts = ", ".join(f"{p.stream}={p.voice.id}({conditions['streams'][p.stream]['language']}) "
                       f"speech {sum(b - a for a, b in result.speech[p.stream]) / FRAMES_PER_S / duration:.0%}"
                       + (" MUSIC-ALONE" if p is alone_p else "") + (" MUSIC-UNDER" if p is under_p else "")
