@@ -289,14 +289,16 @@ struct RoomRegistry {
         connections[connection]?.room = roomID
         connections[connection]?.participant = info.id
         let media = rtpPort.flatMap { _ in ssrc.map { MediaDescription(rtpPort: self.rtpPort, ssrc: $0) } }
+        let endpoint = rtpPort.map { MediaEndpoint(host: state.peerHost, port: $0) }
+        let source = (media != nil) ? rtpPort.map { MediaSource(host: state.peerHost, port: $0) } : nil
+        // The media binding is queued before the client hears `joined` (and starts sending): its first
+        // packets then find the binding, and the join is logged before its audio can arrive.
+        effects.append(.media(.addMember(room: roomID, participant: info.id, ssrc: ssrc, sender: source, receiver: endpoint)))
+        if info.micMuted, ssrc != nil { effects.append(.media(.setMuted(room: roomID, participant: info.id, muted: true))) }
         effects.append(
             .send(
                 connection,
                 .joined(JoinedRoom(roomID: roomID, participantID: info.id, participants: room.participants.map(\.info), speakerID: room.speaker, media: media))))
-        let endpoint = rtpPort.map { MediaEndpoint(host: state.peerHost, port: $0) }
-        let source = (media != nil) ? rtpPort.map { MediaSource(host: state.peerHost, port: $0) } : nil
-        effects.append(.media(.addMember(room: roomID, participant: info.id, ssrc: ssrc, sender: source, receiver: endpoint)))
-        if info.micMuted, ssrc != nil { effects.append(.media(.setMuted(room: roomID, participant: info.id, muted: true))) }
         return effects
     }
 
