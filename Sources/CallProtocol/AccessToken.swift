@@ -64,12 +64,17 @@ public struct AccessToken: Sendable, Hashable {
         return signingInput + "." + Base64URL.encode(signature)
     }
 
-    /// Checks a token's signature and expiry and reads its claims.
+    /// Checks a token's signature, header, validity period and claims and reads them.
+    ///
+    /// All three parts must be canonical base64url (`Base64URL.decode`). The header must say `HS256` and
+    /// carry no `crit` (RFC 7515 §4.1.11: a recipient must refuse extensions it does not understand, and
+    /// this server understands none). The token is valid from `nbf` (when present) until before `exp`,
+    /// both compared with `now` without leeway.
     /// - Parameters:
     ///   - text: The compact JWT.
     ///   - now: Seconds since 1970.
-    /// - Throws: `CallError` `.invalidToken` (not a JWT, not HS256, bad signature, missing or bad claims)
-    ///   or `.tokenExpired`.
+    /// - Throws: `CallError` `.invalidToken` (not a JWT, non-canonical encoding, not HS256, `crit` present,
+    ///   bad signature, missing or bad claims, `nbf` still ahead) or `.tokenExpired`.
     public static func verify(_ text: String, secret: TokenSecret, now: Int) throws(CallError) -> AccessToken {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, text.utf8.count <= 4096 else { throw CallError(.invalidToken, "invalid token: not a JWT") }
@@ -79,12 +84,18 @@ public struct AccessToken: Sendable, Hashable {
         guard let headerBytes = Base64URL.decode(parts[0]), let header = JSON.decode(Header.self, from: headerBytes),
             header.alg == "HS256"
         else { throw CallError(.invalidToken, "invalid token: header is not HS256") }
+        guard !header.hasCritical else {
+            throw CallError(.invalidToken, "invalid token: critical header extensions (crit) are not supported")
+        }
         guard let payload = Base64URL.decode(parts[1]), let claims = JSON.decode(Claims.self, from: payload) else {
             throw CallError(.invalidToken, "invalid token: missing or invalid claims (room, sub, role, exp)")
         }
         guard claims.room == anyRoom || isValidID(claims.room), isValidID(claims.sub),
             let role = Role(rawValue: claims.role)
         else { throw CallError(.invalidToken, "invalid token: invalid claims (room, sub or role)") }
+        if let notBefore = claims.nbf, now < notBefore {
+            throw CallError(.invalidToken, "invalid token: not valid before \(notBefore) (nbf)")
+        }
         guard now < claims.exp else { throw CallError(.tokenExpired, "token expired") }
         let name = claims.name.flatMap { $0.isEmpty || $0.count > 128 ? nil : $0 }
         return AccessToken(
@@ -93,9 +104,18 @@ public struct AccessToken: Sendable, Hashable {
     }
 }
 
-/// The JOSE header; only `alg` is checked.
-private struct Header: Codable {
+/// The JOSE header: `alg`, and whether `crit` is present (whatever its value).
+private struct Header: Decodable {
     var alg: String
+    var hasCritical: Bool
+
+    enum CodingKeys: String, CodingKey { case alg, crit }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        alg = try container.decode(String.self, forKey: .alg)
+        hasCritical = container.contains(.crit)
+    }
 }
 
 /// The JWT claims of a room token.
@@ -105,6 +125,8 @@ private struct Claims: Codable {
     var name: String?
     var role: String
     var iat: Int?
+    /// Not before: seconds since 1970; optional.
+    var nbf: Int?
     var exp: Int
 }
 

@@ -1,6 +1,7 @@
 /// The numeric codes of the call protocol's `error` messages and HTTP error bodies (docs/call.md).
 public enum CallErrorCode: Int, Sendable, Hashable, CaseIterable {
-    /// Malformed token, or its signature does not match the server's secret.
+    /// Malformed token (non-canonical encoding, a `crit` header included), its signature does not match the
+    /// server's secret, or its `nbf` is still ahead.
     case invalidToken = 4001
     /// The token's `exp` has passed.
     case tokenExpired = 4002
