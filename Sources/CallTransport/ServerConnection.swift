@@ -35,6 +35,8 @@ final class ServerConnection {
     var request: HTTPRequest?
     /// True while the body of `request` is arriving.
     var awaitsBody = false
+    /// The body length the request's `Content-Length` declared.
+    var declaredBodyBytes = 0
     var response: PendingResponse?
 
     init(id: Int, wsi: OpaquePointer, peer: PeerAddress, messageLimit: Int) {

@@ -227,9 +227,7 @@ final class WebServerCore: @unchecked Sendable {
         case LWS_CALLBACK_HTTP_BODY:
             return httpBody(wsi, user, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length))
         case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-            guard let connection = connection(user), connection.awaitsBody else { return 0 }
-            connection.awaitsBody = false
-            dispatch(connection)
+            if let connection = connection(user) { httpBodyCompleted(connection) }
             return 0
         case LWS_CALLBACK_HTTP_WRITEABLE:
             guard let connection = connection(user) else { return 0 }
@@ -332,37 +330,50 @@ final class WebServerCore: @unchecked Sendable {
         connection.request = HTTPRequest(method: method, path: path, query: LibWebSockets.queryArguments(wsi),
                                          headers: headers)
         connection.response = nil
-        let declared = headers["content-length"].flatMap { Int($0.trimmingCharacters()) } ?? 0
-        if declared > maximumBodyBytes {
-            respond(connection, tooLarge, closeAfter: true)
-        } else if declared > 0 {
+        // The delegate sees a request only once its body has arrived exactly as its head framed it;
+        // a refused request's connection is closed after the answer (RequestFraming says why).
+        switch RequestFraming(method: method, transferEncoding: headers["transfer-encoding"],
+                              contentLength: headers["content-length"], maximumBodyBytes: maximumBodyBytes) {
+        case .refused(let status, let reason):
+            respond(connection, .text(status: status, reason), closeAfter: true)
+        case .body(let bytes, let closeAfter) where bytes == 0:
+            dispatch(connection, closeAfter: closeAfter)
+        case .body(let bytes, _):
             connection.awaitsBody = true
-        } else {
-            dispatch(connection)
+            connection.declaredBodyBytes = bytes
+            connection.request!.body.reserveCapacity(bytes)
         }
         return 0
     }
 
-    private var tooLarge: HTTPResponse {
-        .text(status: 413, "request body over \(maximumBodyBytes) bytes\n")
-    }
-
     private func httpBody(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ part: UnsafeRawBufferPointer) -> Int32 {
         guard let connection = connection(user), connection.awaitsBody, connection.request != nil else { return 0 }
-        if connection.request!.body.count + part.count > maximumBodyBytes {
+        if connection.request!.body.count + part.count > connection.declaredBodyBytes {
+            // lws reads no more than the declared length; should it ever, the framing is broken.
             connection.awaitsBody = false
-            respond(connection, tooLarge, closeAfter: true)
+            respond(connection, .text(status: 400, "request body longer than its Content-Length\n"), closeAfter: true)
             return 0
         }
         connection.request!.body.append(contentsOf: part)
         return 0
     }
 
+    /// The end of a body lws read: passes the request on if the body is complete.
+    private func httpBodyCompleted(_ connection: ServerConnection) {
+        guard connection.awaitsBody else { return }
+        connection.awaitsBody = false
+        guard connection.request?.body.count == connection.declaredBodyBytes else {
+            respond(connection, .text(status: 400, "request body shorter than its Content-Length\n"), closeAfter: true)
+            return
+        }
+        dispatch(connection, closeAfter: false)
+    }
+
     /// Passes the complete request to the delegate and schedules the answer.
-    private func dispatch(_ connection: ServerConnection) {
+    private func dispatch(_ connection: ServerConnection, closeAfter: Bool) {
         guard let request = connection.request else { return }
         let response = delegate?.handle(request, from: connection.peer) ?? .text(status: 503, "stopping\n")
-        respond(connection, response, closeAfter: false)
+        respond(connection, response, closeAfter: closeAfter)
     }
 
     private func respond(_ connection: ServerConnection, _ response: HTTPResponse, closeAfter: Bool) {
@@ -500,8 +511,4 @@ final class WebServerCore: @unchecked Sendable {
         }
         return 0
     }
-}
-
-extension String {
-    func trimmingCharacters() -> String { self[...].trimmingSpaces() }
 }

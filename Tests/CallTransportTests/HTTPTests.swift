@@ -112,6 +112,94 @@ struct HTTPTests {
         #expect(next.status == 200)
     }
 
+    /// RFC 9112 §6.3: an invalid Content-Length makes the framing unrecoverable; answer 400 and close.
+    /// lws itself reads such a value with `atoll` (`12abc` as 12, `-5` as no body, two headers joined
+    /// as `5, 6` as 5), so the body must never reach the delegate as anything.
+    @Test("Malformed or conflicting Content-Length: 400, the connection closes, the delegate never sees it",
+          arguments: [["12abc"], ["-5"], ["+5"], ["5 5"], ["0x10"], ["1e3"], ["5, 5"], ["5", "5"], ["5", "6"],
+                      [String(repeating: "0", count: 30) + "5"]])
+    func badContentLength(values: [String]) throws {
+        let (server, delegate) = try RecordingDelegate.serve()
+        defer { delegate.finish() }
+        let lengths = values.map { "Content-Length: \($0)\r\n" }.joined()
+        let response = try #require(RawHTTPResponse.exchange(
+            port: server.port, raw: "POST /v1/rooms HTTP/1.1\r\nHost: x\r\n\(lengths)\r\n{\"roomId\":\"a\"}"))
+        #expect(response.status == 400)
+        #expect(response.text.contains("Content-Length"))
+        #expect(response.headers["connection"] == "close")
+        #expect(delegate.record.withLock { $0.requests.isEmpty })
+        let next = try #require(RawHTTPResponse.exchange(port: server.port, method: "GET", target: "/v1/health"))
+        #expect(next.status == 200)
+    }
+
+    /// The server does not decode transfer codings. RFC 9112 §6.1: an unknown coding is answered 501;
+    /// chunked is known but refused with 411 (RFC 9110 §15.5.12: the client may repeat the request with
+    /// a Content-Length). Transfer-Encoding overrides Content-Length (§6.3), so it decides when both come.
+    @Test("Transfer-Encoding: chunked is 411, another coding 501; the connection closes, the delegate never sees it",
+          arguments: [("chunked", "", 411), ("Chunked", "", 411), ("gzip, chunked", "", 411),
+                      ("chunked", "Content-Length: 16\r\n", 411), ("gzip", "", 501), ("identity", "", 501)])
+    func transferEncoding(coding: String, extra: String, status: Int) throws {
+        let (server, delegate) = try RecordingDelegate.serve()
+        defer { delegate.finish() }
+        let response = try #require(RawHTTPResponse.exchange(
+            port: server.port,
+            raw: "POST /v1/rooms HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: \(coding)\r\n\(extra)\r\n"
+                + "10\r\n{\"roomId\":\"abc\"}\r\n0\r\n\r\n"))
+        #expect(response.status == status)
+        #expect(response.text.contains("Transfer-Encoding"))
+        #expect(response.headers["connection"] == "close")
+        #expect(delegate.record.withLock { $0.requests.isEmpty })
+    }
+
+    /// Without Content-Length or Transfer-Encoding a request has no body (RFC 9112 §6.3), but lws expects
+    /// one for POST, PUT and PATCH and would take what follows as that body: the request is answered,
+    /// then the connection closed, so that nothing after it is swallowed.
+    @Test("POST without Content-Length: an empty body, then the connection closes")
+    func postWithoutLength() throws {
+        let (server, delegate) = try RecordingDelegate.serve()
+        defer { delegate.finish() }
+        let response = try #require(RawHTTPResponse.exchange(
+            port: server.port, raw: "POST /v1/rooms HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"))
+        #expect(response.status == 201)
+        #expect(response.headers["connection"] == "close")
+        #expect(response.body.isEmpty)
+        #expect(delegate.record.withLock { $0.requests.map(\.method) } == ["POST"])
+        #expect(delegate.record.withLock { $0.requests.first?.body } == [])
+    }
+
+    @Test("A body cut short by the client is never dispatched")
+    func truncatedBody() throws {
+        let (server, delegate) = try RecordingDelegate.serve()
+        defer { delegate.finish() }
+        let socket = try #require(RawSocket(host: "127.0.0.1", port: server.port))
+        socket.write("POST /v1/rooms HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"roomId\":")
+        #expect(eventually { server.connectionCount == 1 })
+        socket.shutdownWrite()
+        #expect(socket.readToEnd(timeout: 10).isEmpty)
+        #expect(eventually { server.connectionCount == 0 })
+        #expect(delegate.record.withLock { $0.requests.isEmpty })
+    }
+
+    @Test("RequestFraming alone", arguments: [
+        ("GET", nil, nil, RequestFraming.body(bytes: 0, closeAfter: false)),
+        ("DELETE", nil, nil, .body(bytes: 0, closeAfter: false)),
+        ("POST", nil, nil, .body(bytes: 0, closeAfter: true)),
+        ("PUT", nil, nil, .body(bytes: 0, closeAfter: true)),
+        ("POST", nil, "0", .body(bytes: 0, closeAfter: false)),
+        ("POST", nil, " 0012\t", .body(bytes: 12, closeAfter: false)),
+        ("POST", nil, "1000", .body(bytes: 1000, closeAfter: false)),
+        ("POST", nil, "1001", .refused(status: 413, reason: "request body over 1000 bytes\n")),
+        ("POST", nil, "999999999999999999", .refused(status: 413, reason: "request body over 1000 bytes\n")),
+        ("POST", nil, "9999999999999999999", .refused(status: 400, reason: "invalid Content-Length: one decimal number of bytes (1 to 18 digits) is required\n")),
+        ("POST", nil, "5, 5", .refused(status: 400, reason: "invalid Content-Length: the header is repeated\n")),
+        ("POST", "chunked", "5", .refused(status: 411, reason: "Transfer-Encoding chunked is not supported: send the body with Content-Length\n")),
+        ("GET", "br", nil, .refused(status: 501, reason: "Transfer-Encoding other than chunked is not implemented: send the body with Content-Length\n")),
+    ] as [(String, String?, String?, RequestFraming)])
+    func framing(method: String, transferEncoding: String?, contentLength: String?, expected: RequestFraming) {
+        #expect(RequestFraming(method: method, transferEncoding: transferEncoding, contentLength: contentLength,
+                               maximumBodyBytes: 1000) == expected)
+    }
+
     @Test("Keep-alive: two requests on one connection")
     func keepAlive() throws {
         let (server, delegate) = try RecordingDelegate.serve()

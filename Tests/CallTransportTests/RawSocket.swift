@@ -38,6 +38,9 @@ final class RawSocket {
 
     func write(_ text: String) { write(Array(text.utf8)) }
 
+    /// Ends the sending direction (the peer reads end of stream); reading goes on.
+    func shutdownWrite() { _ = shutdown(fd, Int32(SHUT_WR)) }
+
     /// Reads what is available, waiting at most `timeout` seconds; empty at end of stream or timeout.
     func read(timeout: Double) -> [UInt8] {
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -91,6 +94,13 @@ struct RawHTTPResponse {
         if !body.isEmpty { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"
         socket.write(Array(head.utf8) + (sendBody ? body : []))
+        return parse(socket.readToEnd(timeout: 10))
+    }
+
+    /// Sends `request` exactly as given and reads the response until the server closes.
+    static func exchange(host: String = "127.0.0.1", port: Int, raw request: String) -> RawHTTPResponse? {
+        guard let socket = RawSocket(host: host, port: port) else { return nil }
+        socket.write(request)
         return parse(socket.readToEnd(timeout: 10))
     }
 
