@@ -68,12 +68,16 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
         media = try MediaLoop(
             socket: rtpSocket, configuration: configuration.engine, levelInterval: configuration.levelInterval,
             recordsAudio: recorder != nil, delegate: self)
-        web = try WebServer(host: configuration.host, port: configuration.port, delegate: self)
+        web = try WebServer(host: configuration.host, port: configuration.port, webSocketPaths: [Self.signallingPath],
+                            delegate: self)
         for room in configuration.rooms {
             let effects = try registry.withLock { registry throws(CallError) in try registry.createRoom(id: room, maxParticipants: nil).1 }
             perform(effects)
         }
     }
+
+    /// The one path of the signalling WebSocket; an upgrade elsewhere is answered 404.
+    public static let signallingPath = "/v1/signal"
 
     /// The bound HTTP/WebSocket port.
     public var port: Int { web.port }
@@ -160,7 +164,9 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
     private func route(_ request: HTTPRequest) throws(CallError) -> HTTPResponse {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         let epoch = epochSeconds
-        switch (request.method, parts.count, parts.first) {
+        // HEAD is GET without the body (RFC 9110 §9.3.2); the transport leaves the body out.
+        let method = request.method == "HEAD" ? "GET" : request.method
+        switch (method, parts.count, parts.first) {
         case ("GET", 2, "v1") where parts[1] == "health":
             let (rooms, participants) = registry.withLock { ($0.rooms.count, $0.participantCount) }
             return .json(#"{"participants":\#(participants),"rooms":\#(rooms),"status":"ok"}"#)

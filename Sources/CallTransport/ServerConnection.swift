@@ -29,6 +29,11 @@ final class ServerConnection {
     private(set) var queuedBytes = 0
     /// A close requested through `WebServer.close` or by `stop`: sent once `outbox` is empty.
     var pendingClose: (code: UInt16, reason: String)?
+    /// True once a close frame was sent or received, or lws began closing the connection: no frame
+    /// may follow (RFC 6455 §5.5.1), so nothing more is queued or written.
+    private(set) var isClosing = false
+    /// True once a message was refused: the rest of what the peer sends is not read as messages.
+    private(set) var ignoresInput = false
     var assembler: MessageAssembler
 
     // HTTP state, per request.
@@ -47,6 +52,23 @@ final class ServerConnection {
     }
 
     var hasQueuedMessages: Bool { outboxHead < outbox.count }
+
+    /// Whether `send` and `close` still apply: an open WebSocket with no close requested or begun.
+    var acceptsMessages: Bool { isWebSocket && pendingClose == nil && !isClosing }
+
+    /// Refuses the peer's input: closes with `code` (instead of any close requested before) as soon as
+    /// possible, without the messages still queued, and ignores what the peer sends meanwhile.
+    func refuse(code: UInt16, reason: String) {
+        ignoresInput = true
+        dropQueuedMessages()
+        pendingClose = (code, reason)
+    }
+
+    /// Marks the close begun and drops what was still queued.
+    func closeStarted() {
+        isClosing = true
+        dropQueuedMessages()
+    }
 
     func enqueueMessage(_ message: [UInt8]) {
         outbox.append(message)

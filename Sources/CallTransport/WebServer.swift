@@ -3,8 +3,9 @@ import Synchronization
 
 /// An HTTP and WebSocket server on one port, built on libwebsockets.
 ///
-/// Plain HTTP requests (with bodies up to `maximumBodyBytes`) go to `WebServerDelegate.handle`; a
-/// WebSocket upgrade on any path opens a connection whose text messages go to the delegate.
+/// Plain HTTP requests (with bodies up to `maximumBodyBytes`, framed by `Content-Length` only; see
+/// `RequestFraming`) go to `WebServerDelegate.handle`; a WebSocket upgrade on one of `webSocketPaths`
+/// opens a connection whose text messages go to the delegate, and one on any other path is answered 404.
 ///
 /// Threading: one service thread runs libwebsockets and calls the delegate. `send` and `close` may be
 /// called from any thread (the delegate's methods included): they queue the work under a lock and wake
@@ -39,17 +40,19 @@ public final class WebServer: @unchecked Sendable {
     ///     the connection closed.
     ///   - maximumQueuedBytes: the most bytes waiting to be sent on one WebSocket; a peer that lets
     ///     more pile up (it stopped reading) is closed with code 1008 and its queue dropped.
+    ///   - webSocketPaths: the request paths (without query) on which a WebSocket upgrade is accepted;
+    ///     an upgrade request for any other path is answered 404 and not upgraded. Empty: none.
     ///   - delegate: receives requests and messages, on the service thread.
     /// - Throws: `TransportError` `.parse` for an unsupported host or port, `.listen` if the socket
     ///   cannot be bound (port in use, address not on this machine).
     public init(host: String = "127.0.0.1", port: Int = 0, maximumMessageBytes: Int = 65536,
-                maximumBodyBytes: Int = 65536, maximumQueuedBytes: Int = 4 << 20,
+                maximumBodyBytes: Int = 65536, maximumQueuedBytes: Int = 4 << 20, webSocketPaths: Set<String> = [],
                 delegate: any WebServerDelegate) throws(TransportError) {
         precondition(maximumMessageBytes > 0 && maximumBodyBytes >= 0 && maximumQueuedBytes > 0, "limits must be positive")
         self.host = host
         core = try WebServerCore(host: host, port: port, maximumMessageBytes: maximumMessageBytes,
                                  maximumBodyBytes: maximumBodyBytes, maximumQueuedBytes: maximumQueuedBytes,
-                                 delegate: delegate)
+                                 webSocketPaths: webSocketPaths, delegate: delegate)
         self.port = core.port
     }
 
@@ -99,7 +102,8 @@ public final class WebServer: @unchecked Sendable {
     }
 
     /// Queues a text message for a WebSocket connection. Thread-safe, never blocks on the network.
-    /// Ignored if the connection has closed or a close was requested for it.
+    /// Ignored if the connection has closed, a close was requested for it, or a close frame was sent or
+    /// received on it (what was still queued then is dropped).
     public func send(_ text: String, to connection: ConnectionID) {
         core.enqueue(.send(connection.rawValue, WebServerCore.framed(text)))
     }

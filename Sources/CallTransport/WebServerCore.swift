@@ -41,6 +41,8 @@ final class WebServerCore: @unchecked Sendable {
     /// The most bytes queued for one WebSocket before it is closed as too slow.
     let maximumQueuedBytes: Int
     let maximumBodyBytes: Int
+    /// The paths on which a WebSocket upgrade is accepted.
+    let webSocketPaths: Set<String>
     private let address: String
     private var context: OpaquePointer?
     private let protocols: UnsafeMutablePointer<lws_protocols>
@@ -62,7 +64,7 @@ final class WebServerCore: @unchecked Sendable {
     private static let bodyChunk = 16384
 
     init(host: String, port: Int, maximumMessageBytes: Int, maximumBodyBytes: Int, maximumQueuedBytes: Int,
-         delegate: any WebServerDelegate) throws(TransportError) {
+         webSocketPaths: Set<String>, delegate: any WebServerDelegate) throws(TransportError) {
         let display = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         address = display
         guard (0...65535).contains(port) else { throw TransportError(display, .parse, "port must be 0…65535") }
@@ -70,6 +72,7 @@ final class WebServerCore: @unchecked Sendable {
         self.maximumMessageBytes = maximumMessageBytes
         self.maximumQueuedBytes = maximumQueuedBytes
         self.maximumBodyBytes = maximumBodyBytes
+        self.webSocketPaths = webSocketPaths
         self.delegate = delegate
         LibWebSockets.configureLogging()
 
@@ -237,8 +240,15 @@ final class WebServerCore: @unchecked Sendable {
                 remove(id)
             }
             return 0
+        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            return confirmUpgrade(wsi)
         case LWS_CALLBACK_ESTABLISHED:
             webSocketOpened(wsi, user)
+            return 0
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE, LWS_CALLBACK_WS_SERVER_DROP_PROTOCOL:
+            // The peer's close frame arrived (lws answers it), or lws is closing the connection (its
+            // close frame goes next): from now on nothing may be written (RFC 6455 §5.5.1).
+            connection(user)?.closeStarted()
             return 0
         case LWS_CALLBACK_RECEIVE:
             guard let connection = connection(user) else { return 0 }
@@ -291,7 +301,7 @@ final class WebServerCore: @unchecked Sendable {
         for command in commands {
             switch command {
             case .send(let id, let message):
-                guard let connection = connections[id], connection.isWebSocket, connection.pendingClose == nil else { continue }
+                guard let connection = connections[id], connection.acceptsMessages else { continue }
                 if connection.queuedBytes + message.count > maximumQueuedBytes {
                     // A peer that does not read (stalled, or far too slow) would make its queue grow
                     // without bound: close it, policy violation, and drop what it did not take.
@@ -302,14 +312,14 @@ final class WebServerCore: @unchecked Sendable {
                 }
                 touched.append(connection)
             case .close(let id, let code, let reason):
-                guard let connection = connections[id], connection.isWebSocket, connection.pendingClose == nil else { continue }
+                guard let connection = connections[id], connection.acceptsMessages else { continue }
                 connection.pendingClose = (code, reason)
                 touched.append(connection)
             }
         }
         if stop && !stopHandled {
             stopHandled = true
-            for connection in connections.values where connection.isWebSocket && connection.pendingClose == nil {
+            for connection in connections.values where connection.acceptsMessages {
                 connection.pendingClose = (1001, "server stopping")
                 touched.append(connection)
             }
@@ -463,15 +473,37 @@ final class WebServerCore: @unchecked Sendable {
 
     // MARK: WebSocket
 
+    /// The path of an upgrade request, without its query.
+    private static func upgradePath(_ wsi: OpaquePointer) -> String {
+        var path = LibWebSockets.header(wsi, WSI_TOKEN_GET_URI) ?? "/"
+        if let question = path.firstIndex(of: "?") { path = String(path[..<question]) }
+        return path
+    }
+
+    /// Lets a WebSocket upgrade go on only on one of `webSocketPaths`; elsewhere answers 404 at once.
+    /// Returning 1 tells lws that the answer is written; it then ends the HTTP transaction itself.
+    private func confirmUpgrade(_ wsi: OpaquePointer) -> Int32 {
+        if webSocketPaths.contains(Self.upgradePath(wsi)) { return 0 }
+        let response = HTTPResponse.text(status: 404, "no WebSocket endpoint at this path\n")
+        let pending = ServerConnection.PendingResponse(response: response, sendsBody: true, closeAfter: false)
+        guard writeHeaders(pending, wsi) else { return -1 }
+        // A short body in one write: lws keeps and sends whatever the socket does not take at once.
+        var buffer = [UInt8](repeating: 0, count: LibWebSockets.pre) + response.body
+        let count = response.body.count
+        let written = buffer.withUnsafeMutableBufferPointer {
+            lws_write(wsi, $0.baseAddress! + LibWebSockets.pre, count, LWS_WRITE_HTTP_FINAL)
+        }
+        return written >= count ? 1 : -1
+    }
+
     private func webSocketOpened(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) {
         guard let connection = connection(for: wsi, user) else { return }
         connection.isWebSocket = true
         connection.request = nil
         connection.response = nil
-        var path = LibWebSockets.header(wsi, WSI_TOKEN_GET_URI) ?? "/"
-        if let question = path.firstIndex(of: "?") { path = String(path[..<question]) }
         let query = LibWebSockets.queryArguments(wsi)
-        delegate?.webSocketOpened(ConnectionID(rawValue: connection.id), path: path, query: query, peer: connection.peer)
+        delegate?.webSocketOpened(ConnectionID(rawValue: connection.id), path: Self.upgradePath(wsi), query: query,
+                                  peer: connection.peer)
         if stopHandled && connection.pendingClose == nil {
             connection.pendingClose = (1001, "server stopping")
             lws_callback_on_writable(wsi)
@@ -480,6 +512,7 @@ final class WebServerCore: @unchecked Sendable {
 
     private func webSocketReceived(_ connection: ServerConnection, _ part: UnsafeRawBufferPointer) -> Int32 {
         let wsi = connection.wsi
+        if connection.ignoresInput { return 0 }
         do {
             if let text = try connection.assembler.append(part, isBinary: lws_frame_is_binary(wsi) != 0,
                                                          isFinal: lws_is_final_fragment(wsi) != 0) {
@@ -487,14 +520,25 @@ final class WebServerCore: @unchecked Sendable {
             }
             return 0
         } catch {
-            LibWebSockets.setCloseReason(wsi, code: error.closeCode, reason: error.reason)
-            return -1
+            // The close goes out from the writeable callback, not by returning -1 here: lws 4.1.6 then
+            // drops the rest of what it read with this frame, reads on before its close frame is sent,
+            // misparses the stream (many small fragments in one read) and cuts the connection without
+            // any close frame. What the peer sends meanwhile is ignored; a peer that does not read, so
+            // that the close cannot be written, is cut after 5 s.
+            connection.refuse(code: error.closeCode, reason: error.reason)
+            lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, 5)
+            lws_callback_on_writable(wsi)
+            return 0
         }
     }
 
-    /// Sends one queued message, or the requested close once nothing is queued.
+    /// Sends one queued message, or the requested close once nothing is queued; nothing once a close
+    /// was sent or received.
     private func writeMessage(_ connection: ServerConnection) -> Int32 {
         let wsi = connection.wsi
+        // lws asks again while its close is under way (its close frame may wait behind data a stalled
+        // peer does not read): end the connection now rather than write anything more.
+        if connection.isClosing { return -1 }
         if connection.hasQueuedMessages {
             var message = connection.dequeueMessage()
             let count = message.count - LibWebSockets.pre
@@ -506,6 +550,7 @@ final class WebServerCore: @unchecked Sendable {
             return 0
         }
         if let close = connection.pendingClose {
+            connection.closeStarted()
             LibWebSockets.setCloseReason(wsi, code: close.code, reason: close.reason)
             return -1
         }

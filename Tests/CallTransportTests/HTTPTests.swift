@@ -200,6 +200,25 @@ struct HTTPTests {
                                maximumBodyBytes: 1000) == expected)
     }
 
+    @Test("HEAD: the headers of the GET answer, no body; the connection serves the next request")
+    func head() throws {
+        let (server, delegate) = try RecordingDelegate.serve()
+        defer { delegate.finish() }
+        let socket = try #require(RawSocket(host: "127.0.0.1", port: server.port))
+        socket.write("HEAD /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+        var bytes: [UInt8] = []
+        #expect(eventually { bytes += socket.read(timeout: 0.1); return String(decoding: bytes, as: UTF8.self).hasSuffix("\r\n\r\n") })
+        let head = try #require(RawHTTPResponse.parse(bytes))
+        #expect(head.status == 200)
+        #expect(head.headers["content-length"] == "15")
+        #expect(head.body.isEmpty)
+        socket.write("GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let next = try #require(RawHTTPResponse.parse(socket.readToEnd(timeout: 10)))
+        #expect(next.status == 200)
+        #expect(next.text == #"{"status":"ok"}"#)
+        #expect(delegate.record.withLock { $0.requests.map(\.method) } == ["HEAD", "GET"])
+    }
+
     @Test("Keep-alive: two requests on one connection")
     func keepAlive() throws {
         let (server, delegate) = try RecordingDelegate.serve()

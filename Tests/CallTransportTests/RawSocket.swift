@@ -148,21 +148,36 @@ final class RawWebSocket {
         return nil
     }
 
-    /// Sends one masked frame, or only its first `truncateTo` bytes.
-    func sendFrame(opcode: UInt8, final: Bool, payload: [UInt8], truncateTo limit: Int? = nil) {
+    /// Sends one frame, masked as a client must unless `masked` is false, or only its first `truncateTo` bytes.
+    func sendFrame(opcode: UInt8, final: Bool, payload: [UInt8], masked: Bool = true, truncateTo limit: Int? = nil) {
         var frame: [UInt8] = [(final ? 0x80 : 0) | opcode]
+        let maskBit: UInt8 = masked ? 0x80 : 0
         if payload.count < 126 {
-            frame.append(0x80 | UInt8(payload.count))
+            frame.append(maskBit | UInt8(payload.count))
         } else if payload.count <= 0xFFFF {
-            frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+            frame += [maskBit | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
         } else {
-            frame.append(0x80 | 127)
+            frame.append(maskBit | 127)
             for shift in stride(from: 56, through: 0, by: -8) { frame.append(UInt8((payload.count >> shift) & 0xFF)) }
         }
-        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
-        frame += mask
-        frame += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+        if masked {
+            let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+            frame += mask
+            frame += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+        } else {
+            frame += payload
+        }
         socket.write(limit.map { Array(frame.prefix($0)) } ?? frame)
+    }
+
+    /// Reads frames until the stream ends, at most `timeout` seconds: every frame's opcode, in order.
+    func readOpcodesToEnd(timeout: Double = 10) -> [UInt8] {
+        var opcodes: [UInt8] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline, let frame = readFrame(timeout: max(0.01, deadline.timeIntervalSinceNow)) {
+            opcodes.append(frame.opcode)
+        }
+        return opcodes
     }
 
     /// Reads the next frame from the server: (opcode, payload); nil at end of stream or timeout.
@@ -189,6 +204,26 @@ final class RawWebSocket {
         }
         return nil
     }
+}
+
+/// Sends a WebSocket upgrade request for `path` and returns the status line and headers of the answer
+/// (nil if none comes within 10 s).
+func upgradeAnswer(port: Int, path: String) -> RawHTTPResponse? {
+    guard let socket = RawSocket(host: "127.0.0.1", port: port) else { return nil }
+    socket.write("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    let deadline = Date().addingTimeInterval(10)
+    var bytes: [UInt8] = []
+    while Date() < deadline {
+        if let response = RawHTTPResponse.parse(bytes),
+           response.status == 101 || response.body.count >= Int(response.headers["content-length"] ?? "0") ?? 0 {
+            return response
+        }
+        let part = socket.read(timeout: max(0.01, deadline.timeIntervalSinceNow))
+        if part.isEmpty { break }
+        bytes += part
+    }
+    return RawHTTPResponse.parse(bytes)
 }
 
 /// A listening socket on 127.0.0.1 that never accepts: connections complete in the kernel's backlog

@@ -33,7 +33,7 @@ final class RecordingDelegate: WebServerDelegate {
             $0.peers.append(peer)
         }
         switch (request.method, request.path) {
-        case ("GET", "/v1/health"):
+        case ("GET", "/v1/health"), ("HEAD", "/v1/health"):
             return .json(status: 200, #"{"status":"ok"}"#)
         case ("POST", "/v1/rooms"):
             var response = HTTPResponse.json(status: 201, request.bodyText ?? "")
@@ -71,7 +71,7 @@ final class RecordingDelegate: WebServerDelegate {
         let delegate = RecordingDelegate(echoes: echoes)
         let server = try WebServer(host: host, maximumMessageBytes: maximumMessageBytes,
                                    maximumBodyBytes: maximumBodyBytes, maximumQueuedBytes: maximumQueuedBytes,
-                                   delegate: delegate)
+                                   webSocketPaths: ["/v1/signal"], delegate: delegate)
         delegate.server.withLock { $0 = server }
         server.start()
         return (server, delegate)
