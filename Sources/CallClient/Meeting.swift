@@ -53,6 +53,8 @@ public final class Meeting: @unchecked Sendable {
         var speaker: String?
         var media: MediaDescription?
         var micMuted = true
+        /// The moderator whose mute holds the local microphone (only a moderator can lift it).
+        var micMutedBy: String?
         var webcam = false
         var microphone: MicrophoneChoice
         var selectedOutput = AudioDeviceInfo.speaker
@@ -226,7 +228,13 @@ public final class Meeting: @unchecked Sendable {
         client?.send(ClientMessage.muteMic.json)
     }
 
+    /// Unmutes the microphone, unless a moderator muted it: then an `error` event (4006) says so and the
+    /// microphone stays muted until a moderator lifts the mute.
     public func unmuteMic() {
+        if let moderator = state.withLock({ $0.phase == .joined ? $0.micMutedBy : nil }) {
+            emit(.error(MeetingError(CallError(.notAllowed, "muted by \(moderator): only a moderator can unmute you"))))
+            return
+        }
         let (client, needsStart): (WebSocketClient?, Bool) = state.withLock { s in
             guard s.phase == .joined, s.micMuted, s.localID.flatMap({ s.participants[$0] })?.role.canPublish == true else { return (nil, false) }
             s.micMuted = false
@@ -260,7 +268,13 @@ public final class Meeting: @unchecked Sendable {
         state.withLock { $0.client }?.send(ClientMessage.muteParticipant(participantId).json)
     }
 
-    /// Moderators: removes a participant from the room.
+    /// Moderators: lifts a moderator's mute of another participant (its microphone is live again).
+    public func unmuteParticipant(_ participantId: String) {
+        state.withLock { $0.client }?.send(ClientMessage.unmuteParticipant(participantId).json)
+    }
+
+    /// Moderators: removes a participant from the room. It cannot rejoin for the server's rejoin ban
+    /// (`serve --rejoin-ban`) unless with a token issued after the removal.
     public func removeParticipant(_ participantId: String) {
         state.withLock { $0.client }?.send(ClientMessage.removeParticipant(participantId).json)
     }
@@ -489,7 +503,8 @@ public final class Meeting: @unchecked Sendable {
             state.withLock { s in
                 s.participants[id]?.micMuted = muted
                 if id == s.localID {
-                    // A moderator's mute applies to the local microphone too.
+                    // A moderator's mute applies to the local microphone too, and holds until a moderator lifts it.
+                    s.micMutedBy = muted ? by : nil
                     s.micMuted = muted
                     s.publisher?.muted = muted
                 }

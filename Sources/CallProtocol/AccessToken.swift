@@ -21,7 +21,11 @@ public struct AccessToken: Sendable, Hashable {
     /// The room the token admits to; `AccessToken.anyRoom` for a server-wide token.
     public var room: String
     public var participantID: String
+    /// The signed `name`, or the participant id when the token has none (`hasSignedName` says which).
     public var displayName: String
+    /// Whether the token carries a `name`. A signed name is the participant's; a client may choose its
+    /// own display name only when the token has none.
+    public var hasSignedName: Bool
     public var role: Role
     /// Seconds since 1970.
     public var issuedAt: Int
@@ -35,6 +39,7 @@ public struct AccessToken: Sendable, Hashable {
         self.room = room
         self.participantID = participantID
         self.displayName = displayName ?? participantID
+        self.hasSignedName = displayName != nil
         self.role = role
         self.issuedAt = issuedAt
         self.expiresAt = expiresAt
@@ -58,7 +63,7 @@ public struct AccessToken: Sendable, Hashable {
     public func signed(with secret: TokenSecret) -> String {
         let header = #"{"alg":"HS256","typ":"JWT"}"#
         let claims = Claims(
-            room: room, sub: participantID, name: displayName, role: role.rawValue, iat: issuedAt, exp: expiresAt)
+            room: room, sub: participantID, name: hasSignedName ? displayName : nil, role: role.rawValue, iat: issuedAt, exp: expiresAt)
         let signingInput = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(JSON.encode(claims)))
         let signature = HMACSHA256.authenticationCode(key: secret.bytes, message: Array(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature)

@@ -12,9 +12,12 @@ public enum ClientMessage: Sendable, Hashable {
     case disableStream(StreamKind)
     /// To one participant, or to everyone when `to` is nil.
     case message(MessageBody, to: String?)
-    /// Moderators only.
+    /// Moderators only. The participant cannot unmute itself until a moderator sends `unmuteParticipant`.
     case muteParticipant(String)
-    /// Moderators only.
+    /// Moderators only: lifts a moderator's mute (the participant's microphone is live again).
+    case unmuteParticipant(String)
+    /// Moderators only. The participant cannot rejoin for the server's rejoin ban, unless with a token
+    /// issued after the removal.
     case removeParticipant(String)
     case ping
 }
@@ -181,6 +184,10 @@ extension ClientMessage {
             var w = Wire(type: "mute-participant")
             w.participantId = id
             return w
+        case .unmuteParticipant(let id):
+            var w = Wire(type: "unmute-participant")
+            w.participantId = id
+            return w
         case .removeParticipant(let id):
             var w = Wire(type: "remove-participant")
             w.participantId = id
@@ -217,6 +224,7 @@ extension ClientMessage {
         case "disable-stream": self = .disableStream(try required(w.kind, "kind"))
         case "message": self = .message(try required(w.body, "text\" or \"data"), to: w.to)
         case "mute-participant": self = .muteParticipant(try required(w.participantId, "participantId"))
+        case "unmute-participant": self = .unmuteParticipant(try required(w.participantId, "participantId"))
         case "remove-participant": self = .removeParticipant(try required(w.participantId, "participantId"))
         case "ping": self = .ping
         default: throw CallError(.malformedMessage, "malformed message: unknown type \"\(w.type)\"")

@@ -16,12 +16,17 @@ struct RoomRegistry {
         var defaultMaxParticipants = 16
         /// Seconds without a message after which a joined client is removed.
         var clientTimeout: Double = 15
+        /// Seconds for which a participant removed by a moderator cannot rejoin the room, unless with
+        /// a token issued after the removal.
+        var rejoinBan = 300
     }
 
     final class Participant {
         var info: ParticipantInfo
         /// The signalling connection; nil for a plain-RTP ingest participant.
         var connection: ConnectionNumber?
+        /// The moderator whose mute holds: the participant cannot unmute itself until a moderator lifts it.
+        var mutedBy: String?
 
         init(info: ParticipantInfo, connection: ConnectionNumber?) {
             self.info = info
@@ -35,6 +40,8 @@ struct RoomRegistry {
         /// In joining order.
         var participants: [Participant] = []
         var speaker: String?
+        /// Participants removed by a moderator: when (seconds since 1970), and by whom.
+        var removals: [String: (at: Int, by: String)] = [:]
 
         init(id: String, maxParticipants: Int) {
             self.id = id
@@ -184,6 +191,9 @@ struct RoomRegistry {
         case .muteMic, .unmuteMic:
             let muted = message == .muteMic
             guard muted || me.info.role.canPublish else { return notAllowed(connection, "a subscriber has no microphone") }
+            if !muted, let moderator = me.mutedBy {
+                return notAllowed(connection, "muted by \(moderator): only a moderator can unmute you")
+            }
             return setMuted(me, in: room, muted: muted, by: nil)
         case .enableStream(let kind), .disableStream(let kind):
             let enabled = message == .enableStream(kind)
@@ -197,12 +207,30 @@ struct RoomRegistry {
                 return target.connection.map { [.send($0, .message(body, from: me.info.id, to: to))] } ?? []
             }
             return broadcast(room, .message(body, from: me.info.id, to: nil), except: me.info.id)
-        case .muteParticipant(let target), .removeParticipant(let target):
+        case .muteParticipant(let target), .unmuteParticipant(let target), .removeParticipant(let target):
             guard me.info.role == .moderator else { return notAllowed(connection, "only a moderator may do that") }
             guard let member = room.participant(target) else {
                 return [.send(connection, .error(CallError(.noSuchParticipant, "no participant \(target)")))]
             }
-            if case .muteParticipant = message { return setMuted(member, in: room, muted: true, by: me.info.id) }
+            switch message {
+            case .muteParticipant:
+                member.mutedBy = me.info.id
+                if member.info.micMuted {
+                    // Already muted by itself: everyone still learns that a moderator now holds the mute.
+                    return broadcast(room, .micMuted(member.info.id, muted: true, by: me.info.id), except: nil)
+                }
+                return setMuted(member, in: room, muted: true, by: me.info.id)
+            case .unmuteParticipant:
+                guard member.mutedBy != nil else {
+                    return notAllowed(connection, "\(target) was not muted by a moderator: only they can unmute themselves")
+                }
+                member.mutedBy = nil
+                return setMuted(member, in: room, muted: false, by: me.info.id)
+            default:
+                break
+            }
+            room.removals = room.removals.filter { epochSeconds < $0.value.at + settings.rejoinBan }
+            if settings.rejoinBan > 0 { room.removals[target] = (at: epochSeconds, by: me.info.id) }
             var effects: [Effect] = []
             if let theirs = member.connection {
                 effects.append(.send(theirs, .error(CallError(.removed, "removed by \(me.info.id)"))))
@@ -268,6 +296,17 @@ struct RoomRegistry {
             return refuse(connection, CallError(.wrongRoom, "token is for room \(claims.room), not \(roomID)"))
         }
         guard let room = rooms[roomID] else { return refuse(connection, CallError(.roomNotFound, "room \(roomID) not found")) }
+        if let removal = room.removals[claims.participantID], epochSeconds < removal.at + settings.rejoinBan,
+            claims.issuedAt <= removal.at
+        {
+            let wait = removal.at + settings.rejoinBan - epochSeconds
+            return refuse(
+                connection,
+                CallError(.removed, "removed from room \(roomID) by \(removal.by): rejoin in \(wait) s or with a token issued after the removal"))
+        }
+        if let displayName, claims.hasSignedName, displayName != claims.displayName {
+            return refuse(connection, CallError(.notAllowed, "the token names you \"\(claims.displayName)\": a signed name cannot be changed"))
+        }
         guard room.participant(claims.participantID) == nil else {
             return refuse(connection, CallError(.duplicateParticipant, "\(claims.participantID) is already in room \(roomID)"))
         }

@@ -20,6 +20,9 @@ public struct RoomServerConfiguration: Sendable {
     public var maxParticipants = 16
     /// Seconds without a message after which a client is removed.
     public var clientTimeout: Double = 15
+    /// Seconds for which a participant removed by a moderator cannot rejoin (unless with a token issued
+    /// after the removal); 0: it may rejoin at once.
+    public var rejoinBan = 300
     /// Seconds between `audio-levels` messages.
     public var levelInterval: Double = 0.2
     /// Where calls are recorded (a folder per room: Ogg Opus per participant, events.jsonl,
@@ -64,7 +67,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
         let rtpSocket = try UDPSocket(address: configuration.rtpAddress)
         registry = Mutex(RoomRegistry(settings: RoomRegistry.Settings(
             secret: secret, rtp: rtpSocket.ownAddresses(), defaultMaxParticipants: configuration.maxParticipants,
-            clientTimeout: configuration.clientTimeout)))
+            clientTimeout: configuration.clientTimeout, rejoinBan: configuration.rejoinBan)))
         media = try MediaLoop(
             socket: rtpSocket, configuration: configuration.engine, levelInterval: configuration.levelInterval,
             recordsAudio: recorder != nil, delegate: self)

@@ -28,6 +28,10 @@ struct ServeCommand: Command {
         .value("room", "ID", repeatable: true, help: "Create this room at start. Repeatable."),
         .value("max-participants", "N", help: "Participants per room (default 16)."),
         .value("client-timeout", "SECONDS", help: "Remove clients silent this long (default 15)."),
+        .value("rejoin-ban", "SECONDS", help: """
+            A participant removed by a moderator cannot rejoin for this long
+            unless with a token issued after the removal (default 300; 0: off).
+            """),
         .value("record", "DIR", help: """
             Record every room into DIR/ROOM: Ogg Opus per participant,
             events.jsonl, speech.rttm, floor.rttm (a meeting for eval).
@@ -86,6 +90,10 @@ struct ServeCommand: Command {
         if let text = options.value("client-timeout") {
             guard let value = Double(text), value >= 1, value <= 3600 else { throw .usage("--client-timeout \(text): expected 1-3600 seconds") }
             configuration.clientTimeout = value
+        }
+        if let text = options.value("rejoin-ban") {
+            guard let value = Int(text), (0...86400).contains(value) else { throw .usage("--rejoin-ban \(text): expected 0-86400 seconds") }
+            configuration.rejoinBan = value
         }
         configuration.recordingDirectory = options.value("record")
         configuration.engine = try DetectCommand.configuration(from: options.all("config"))

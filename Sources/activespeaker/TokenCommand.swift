@@ -16,7 +16,10 @@ struct TokenCommand: Command {
         .value("secret", "TEXT", help: "The server's secret (or $ACTIVESPEAKER_SECRET)."),
         .value("room", "ID", help: "Room id, or * for a server-wide token."),
         .value("participant", "ID", help: "Participant id (1-64 of A-Z a-z 0-9 . _ -)."),
-        .value("name", "TEXT", help: "Display name (default: the participant id)."),
+        .value("name", "TEXT", help: """
+            Display name, signed: the client cannot change it (default: none;
+            the client's displayName, else the participant id).
+            """),
         .value("role", "ROLE", help: "subscriber, publisher (default) or moderator."),
         .value("ttl", "SECONDS", help: "Lifetime, 1 to 315360000 (default 3600)."),
     ]

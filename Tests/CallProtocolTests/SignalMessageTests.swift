@@ -10,7 +10,7 @@ import CallProtocol
         .join(token: "x", mic: true, webcam: false, rtpPort: nil, displayName: "Zoë"),
         .leave, .muteMic, .unmuteMic, .enableStream(.video), .disableStream(.audio),
         .message(.text("hi \"there\"\n"), to: nil), .message(.data([0, 1, 255]), to: "bob"),
-        .muteParticipant("bob"), .removeParticipant("bob"), .ping,
+        .muteParticipant("bob"), .unmuteParticipant("bob"), .removeParticipant("bob"), .ping,
     ]
 
     static let serverMessages: [ServerMessage] = [

@@ -300,5 +300,11 @@ import TestSupport
         let before = server.mediaStatistics.accepted
         try await Task.sleep(for: .milliseconds(500))
         #expect(server.mediaStatistics.accepted == before, "the muted client stops sending")
+        // Hardening item 8: the moderator's mute holds until a moderator lifts it.
+        alice.unmuteMic()
+        #expect(alice.localParticipant?.micMuted == true, "a moderator's mute cannot be lifted by its participant")
+        moderator.unmuteParticipant("alice")
+        #expect(await CallTestServer.eventually { alice.localParticipant?.micMuted == false }, "the moderator lifts the mute")
+        #expect(await CallTestServer.eventually { server.mediaStatistics.accepted > before }, "alice sends again")
     }
 }

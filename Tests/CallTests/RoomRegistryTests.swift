@@ -145,6 +145,83 @@ import Testing
         #expect(Self.messages(removed, to: 2) == [.participantLeft("alice", reason: .removed)])
     }
 
+    /// Hardening item 8: a client's displayName replaced the token's signed name, so anyone could appear
+    /// as anyone. A signed name now stands; a token without a name still lets the client choose.
+    @Test mutating func aSignedNameCannotBeReplaced() {
+        registry.opened(1, room: "room", peerHost: "127.0.0.1", now: 0)
+        let signed = AccessToken(
+            room: "room", participantID: "alice", displayName: "Alice", role: .publisher, issuedAt: Self.now - 10,
+            expiresAt: Self.now + 60
+        ).signed(with: Self.secret)
+        let impostor = ClientMessage.join(token: signed, mic: true, webcam: false, rtpPort: nil, displayName: "The CEO").json
+        let refused = registry.received(1, text: impostor, now: 0, epochSeconds: Self.now)
+        #expect(Self.errorCode(refused, to: 1) == .notAllowed)
+        #expect(Self.closes(refused, 1))
+        #expect(registry.room("room")?.participants.isEmpty == true)
+        // The same name (as SDKs send it back) is fine.
+        registry.opened(2, room: "room", peerHost: "127.0.0.1", now: 0)
+        let same = ClientMessage.join(token: signed, mic: true, webcam: false, rtpPort: nil, displayName: "Alice").json
+        guard case .joined(let room)? = Self.messages(registry.received(2, text: same, now: 0, epochSeconds: Self.now), to: 2).first else {
+            Issue.record("no joined")
+            return
+        }
+        #expect(room.participants.first?.displayName == "Alice")
+    }
+
+    /// Hardening item 8: a participant muted by a moderator unmuted itself at once.
+    @Test mutating func aModeratorsMuteHoldsUntilAModeratorLiftsIt() {
+        _ = join(1, Self.token("alice"))
+        _ = join(2, Self.token("mod", role: .moderator))
+        _ = registry.received(2, text: ClientMessage.muteParticipant("alice").json, now: 1, epochSeconds: Self.now)
+        let unmute = registry.received(1, text: ClientMessage.unmuteMic.json, now: 1, epochSeconds: Self.now)
+        #expect(Self.errorCode(unmute, to: 1) == .notAllowed)
+        #expect(!unmute.contains(.media(.setMuted(room: "room", participant: "alice", muted: false))))
+        #expect(registry.room("room")?.participant("alice")?.info.micMuted == true)
+        // Only a moderator lifts it; then the participant's microphone is live again.
+        let byAlice = registry.received(1, text: ClientMessage.unmuteParticipant("alice").json, now: 1, epochSeconds: Self.now)
+        #expect(Self.errorCode(byAlice, to: 1) == .notAllowed)
+        let lifted = registry.received(2, text: ClientMessage.unmuteParticipant("alice").json, now: 1, epochSeconds: Self.now)
+        #expect(Self.messages(lifted, to: 1) == [.micMuted("alice", muted: false, by: "mod")])
+        #expect(lifted.contains(.media(.setMuted(room: "room", participant: "alice", muted: false))))
+        // After that the participant mutes and unmutes itself as before.
+        _ = registry.received(1, text: ClientMessage.muteMic.json, now: 1, epochSeconds: Self.now)
+        let again = registry.received(1, text: ClientMessage.unmuteMic.json, now: 1, epochSeconds: Self.now)
+        #expect(again.contains(.media(.setMuted(room: "room", participant: "alice", muted: false))))
+        // A moderator cannot unmute someone who muted themselves.
+        _ = registry.received(1, text: ClientMessage.muteMic.json, now: 1, epochSeconds: Self.now)
+        let forced = registry.received(2, text: ClientMessage.unmuteParticipant("alice").json, now: 1, epochSeconds: Self.now)
+        #expect(Self.errorCode(forced, to: 2) == .notAllowed)
+    }
+
+    /// Hardening item 8: a removed participant rejoined at once with the same token.
+    @Test mutating func aRemovedParticipantWaitsOrNeedsANewToken() {
+        let token = Self.token("alice")
+        _ = join(1, token)
+        _ = join(2, Self.token("mod", role: .moderator))
+        _ = registry.received(2, text: ClientMessage.removeParticipant("alice").json, now: 1, epochSeconds: Self.now)
+        let rejoin = join(3, token)
+        #expect(Self.errorCode(rejoin, to: 3) == .removed)
+        #expect(registry.room("room")?.participant("alice") == nil)
+        // A token issued after the removal admits at once.
+        let fresh = AccessToken(room: "room", participantID: "alice", role: .publisher, issuedAt: Self.now + 1, expiresAt: Self.now + 60)
+        #expect(Self.errorCode(join(4, fresh.signed(with: Self.secret)), to: 4) == nil)
+        #expect(registry.room("room")?.participant("alice") != nil)
+    }
+
+    @Test mutating func theRejoinBanEnds() {
+        registry = RoomRegistry(settings: RoomRegistry.Settings(secret: Self.secret, rtp: Self.rtp, clientTimeout: 10, rejoinBan: 60))
+        _ = try? registry.createRoom(id: "room", maxParticipants: 3)
+        let token = Self.token("alice", expires: Self.now + 3600)
+        _ = join(1, token)
+        _ = join(2, Self.token("mod", role: .moderator))
+        _ = registry.received(2, text: ClientMessage.removeParticipant("alice").json, now: 1, epochSeconds: Self.now)
+        registry.opened(3, room: "room", peerHost: "127.0.0.1", now: 0)
+        let join = ClientMessage.join(token: token, mic: true, webcam: false, rtpPort: nil).json
+        #expect(Self.errorCode(registry.received(3, text: join, now: 0, epochSeconds: Self.now + 59), to: 3) == .removed)
+        registry.opened(4, room: "room", peerHost: "127.0.0.1", now: 0)
+        #expect(Self.errorCode(registry.received(4, text: join, now: 0, epochSeconds: Self.now + 60), to: 4) == nil)
+    }
+
     @Test mutating func malformedMessagesCloseOnlyTheirConnection() {
         _ = join(1, Self.token("alice"))
         _ = join(2, Self.token("bob"))
