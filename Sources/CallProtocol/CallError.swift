@@ -26,6 +26,8 @@ public enum CallErrorCode: Int, Sendable, Hashable, CaseIterable {
     case roomClosed = 4013
     /// A participant with this id is already in the room.
     case duplicateParticipant = 4014
+    /// The client sent more messages or bytes a second than the server's budget; the connection is closed.
+    case rateLimited = 4015
     case serverError = 5000
 
     /// The HTTP status for an API answer with this code.
@@ -38,6 +40,7 @@ public enum CallErrorCode: Int, Sendable, Hashable, CaseIterable {
         case .malformedMessage: 400
         case .messageTooLarge: 413
         case .removed, .timedOut, .roomClosed: 410
+        case .rateLimited: 429
         case .serverError: 500
         }
     }

@@ -19,6 +19,11 @@ struct RoomRegistry {
         /// Seconds for which a participant removed by a moderator cannot rejoin the room, unless with
         /// a token issued after the removal.
         var rejoinBan = 300
+        /// Each connection's message budget: messages a second (bursts of twice as many), and bytes a
+        /// second (bursts of four times as many). A client over either is closed (4015, then code 1008);
+        /// the others keep their connections.
+        var messageRate: Double = 50
+        var byteRate: Double = 128 * 1024
     }
 
     final class Participant {
@@ -59,6 +64,8 @@ struct RoomRegistry {
         var room: String?
         var participant: String?
         var lastSeen: Double
+        var messageBudget: RateBudget
+        var byteBudget: RateBudget
     }
 
     private(set) var settings: Settings
@@ -155,14 +162,25 @@ struct RoomRegistry {
     // MARK: Signalling
 
     mutating func opened(_ connection: ConnectionNumber, room: String?, peerHost: String, now: Double) {
-        connections[connection] = Connection(peerHost: peerHost, requestedRoom: room, lastSeen: now)
+        connections[connection] = Connection(
+            peerHost: peerHost, requestedRoom: room, lastSeen: now,
+            messageBudget: RateBudget(rate: settings.messageRate, burst: 2 * settings.messageRate, now: now),
+            byteBudget: RateBudget(rate: settings.byteRate, burst: 4 * settings.byteRate, now: now))
     }
 
     /// Handles one text message of a connection.
     mutating func received(_ connection: ConnectionNumber, text: String, now: Double, epochSeconds: Int) -> [Effect] {
         guard var state = connections[connection] else { return [] }
         state.lastSeen = now
+        let withinBudget =
+            state.messageBudget.spend(1, now: now) && state.byteBudget.spend(Double(text.utf8.count), now: now)
         connections[connection] = state
+        guard withinBudget else {
+            // The sender goes, not the members its messages would have flooded.
+            let limit = "\(Int(settings.messageRate)) messages and \(Int(settings.byteRate)) bytes a second"
+            return [.send(connection, .error(CallError(.rateLimited, "over the message budget of \(limit)")))]
+                + closeEffects(connection, code: 1008)
+        }
         let message: ClientMessage
         do {
             message = try ClientMessage(json: text)
@@ -353,7 +371,7 @@ struct RoomRegistry {
         [.send(connection, .error(error))] + closeEffects(connection)
     }
 
-    private mutating func closeEffects(_ connection: ConnectionNumber) -> [Effect] {
+    private mutating func closeEffects(_ connection: ConnectionNumber, code: UInt16 = 1000) -> [Effect] {
         var effects: [Effect] = []
         if let state = connections[connection], let roomID = state.room, let room = rooms[roomID],
             let id = state.participant, let me = room.participant(id)
@@ -362,7 +380,7 @@ struct RoomRegistry {
         }
         connections[connection]?.room = nil
         connections[connection]?.participant = nil
-        effects.append(.close(connection))
+        effects.append(.close(connection, code: code))
         return effects
     }
 

@@ -23,6 +23,10 @@ public struct RoomServerConfiguration: Sendable {
     /// Seconds for which a participant removed by a moderator cannot rejoin (unless with a token issued
     /// after the removal); 0: it may rejoin at once.
     public var rejoinBan = 300
+    /// Each signalling connection's budget: messages a second (bursts of twice as many) and bytes a
+    /// second (bursts of four times as many); a client over it is closed (4015, WebSocket code 1008).
+    public var messageRate: Double = 50
+    public var messageBytesPerSecond: Double = 128 * 1024
     /// Seconds between `audio-levels` messages.
     public var levelInterval: Double = 0.2
     /// Where calls are recorded (a folder per room: Ogg Opus per participant, events.jsonl,
@@ -67,7 +71,8 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
         let rtpSocket = try UDPSocket(address: configuration.rtpAddress)
         registry = Mutex(RoomRegistry(settings: RoomRegistry.Settings(
             secret: secret, rtp: rtpSocket.ownAddresses(), defaultMaxParticipants: configuration.maxParticipants,
-            clientTimeout: configuration.clientTimeout, rejoinBan: configuration.rejoinBan)))
+            clientTimeout: configuration.clientTimeout, rejoinBan: configuration.rejoinBan,
+            messageRate: configuration.messageRate, byteRate: configuration.messageBytesPerSecond)))
         media = try MediaLoop(
             socket: rtpSocket, configuration: configuration.engine, levelInterval: configuration.levelInterval,
             recordsAudio: recorder != nil, delegate: self)
@@ -112,8 +117,8 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
             case .send(let connection, let message):
                 web.send(message.json, to: ConnectionID(rawValue: connection))
                 if case .error(let error) = message { log(#"{"type":"error","connection":\#(connection),"code":\#(error.code.rawValue)}"#) }
-            case .close(let connection):
-                web.close(ConnectionID(rawValue: connection))
+            case .close(let connection, let code):
+                web.close(ConnectionID(rawValue: connection), code: code)
             case .media(let command):
                 media.post(command)
                 logMedia(command)

@@ -7,8 +7,9 @@ public typealias ConnectionNumber = Int
 enum Effect: Equatable, Sendable {
     /// Send a message on a connection.
     case send(ConnectionNumber, ServerMessage)
-    /// Close a connection (after what was sent before).
-    case close(ConnectionNumber)
+    /// Close a connection (after what was sent before) with a WebSocket close code: 1000 normal,
+    /// 1008 policy violation (a client over its message budget).
+    case close(ConnectionNumber, code: UInt16 = 1000)
     /// Change the media plane.
     case media(MediaCommand)
 }

@@ -32,6 +32,13 @@ struct ServeCommand: Command {
             A participant removed by a moderator cannot rejoin for this long
             unless with a token issued after the removal (default 300; 0: off).
             """),
+        .value("message-rate", "N", help: """
+            Messages a second one client may send (bursts of 2N; default 50).
+            Over it, or over --message-bytes, the client is closed (4015).
+            """),
+        .value("message-bytes", "BYTES", help: """
+            Bytes a second one client may send (bursts of 4x; default 131072).
+            """),
         .value("record", "DIR", help: """
             Record every room into DIR/ROOM: Ogg Opus per participant,
             events.jsonl, speech.rttm, floor.rttm (a meeting for eval).
@@ -94,6 +101,17 @@ struct ServeCommand: Command {
         if let text = options.value("rejoin-ban") {
             guard let value = Int(text), (0...86400).contains(value) else { throw .usage("--rejoin-ban \(text): expected 0-86400 seconds") }
             configuration.rejoinBan = value
+        }
+        if let text = options.value("message-rate") {
+            guard let value = Double(text), value >= 1, value <= 100_000 else { throw .usage("--message-rate \(text): expected 1-100000") }
+            configuration.messageRate = value
+        }
+        if let text = options.value("message-bytes") {
+            // A burst must hold one message of the 64 KiB limit.
+            guard let value = Double(text), value >= 16384, value <= 1_073_741_824 else {
+                throw .usage("--message-bytes \(text): expected 16384-1073741824")
+            }
+            configuration.messageBytesPerSecond = value
         }
         configuration.recordingDirectory = options.value("record")
         configuration.engine = try DetectCommand.configuration(from: options.all("config"))

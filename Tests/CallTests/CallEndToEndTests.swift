@@ -259,6 +259,47 @@ import TestSupport
         rude.close()
     }
 
+    /// Hardening item 2: a subscriber broadcasting 60 KB messages as fast as it could filled every other
+    /// member's send queue, and the server closed them all (3001 in their SDKs), never the sender.
+    @Test func aFloodingSenderIsClosedAndItsListenersStay() async throws {
+        let server = try CallTestServer.server()
+        defer { server.stop() }
+        let alice = try RawCallClient(server, "alice")
+        let bob = try RawCallClient(server, "bob")
+        defer {
+            alice.close()
+            bob.close()
+        }
+        #expect(await CallTestServer.eventually { alice.joined && bob.joined })
+        let mallory = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal?room=room")
+        let closed = Mutex<UInt16?>(nil)
+        let errors = Mutex<[CallErrorCode]>([])
+        mallory.setHandler(
+            message: { text in
+                if case .error(let error)? = try? ServerMessage(json: text) { errors.withLock { $0.append(error.code) } }
+            },
+            closed: { code, _ in closed.withLock { $0 = code ?? 0 } })
+        try mallory.connect(timeout: 5)
+        defer { mallory.close() }
+        mallory.send(ClientMessage.join(token: CallTestServer.token("mallory", role: .subscriber), mic: false, webcam: false, rtpPort: nil).json)
+        #expect(await CallTestServer.eventually { alice.messages.contains(.participantJoined(ParticipantInfo(
+            id: "mallory", displayName: "mallory", role: .subscriber, micMuted: true, audio: false, video: false, ssrc: nil))) })
+        let flood = ClientMessage.message(.text(String(repeating: "x", count: 60_000)), to: nil).json
+        for _ in 0..<200 { mallory.send(flood) }  // 12 MB, three times a member's 4 MiB send queue
+        // The sender goes (4015 and close code 1008; while it is still sending, the reset of its unread
+        // data can reach it before them, so only the closing itself is certain) ...
+        #expect(await CallTestServer.eventually { closed.withLock { $0 } != nil }, "the sender is closed")
+        #expect(errors.withLock { $0 }.allSatisfy { $0 == .rateLimited })
+        #expect(await CallTestServer.eventually { alice.messages.contains(.participantLeft("mallory", reason: .left)) })
+        // ... and its listeners stay: time has passed for them too, each still answers a ping, and none was closed.
+        alice.ping()
+        bob.ping()
+        #expect(await CallTestServer.eventually { alice.pongs == 1 && bob.pongs == 1 })
+        #expect(alice.errorCode == nil && bob.errorCode == nil)
+        let received = alice.messages.count { if case .message = $0 { true } else { false } }
+        #expect(received <= 9, "at most the burst reached the listeners (\(received))")
+    }
+
     @Test func aClientThatVanishesIsRemovedAfterTheTimeout() async throws {
         let server = try CallTestServer.server(clientTimeout: 1)
         defer { server.stop() }

@@ -118,5 +118,10 @@ final class RawCallClient: Sendable {
         return count
     }
 
+    /// Sends `ping`; `pongs` counts the answers.
+    func ping() { webSocket.send(ClientMessage.ping.json) }
+
+    var pongs: Int { messages.count { $0 == .pong } }
+
     func close() { webSocket.close() }
 }

@@ -222,6 +222,36 @@ import Testing
         #expect(Self.errorCode(registry.received(4, text: join, now: 0, epochSeconds: Self.now + 60), to: 4) == nil)
     }
 
+    /// Hardening item 2: one participant's message flood closed every other member (their send queues
+    /// filled); now the sender is closed when it passes its budget.
+    @Test mutating func aFloodingSenderIsClosedNotItsListeners() {
+        _ = join(1, Self.token("alice"))
+        _ = join(2, Self.token("mallory", role: .subscriber))
+        let big = ClientMessage.message(.text(String(repeating: "x", count: 60_000)), to: nil).json
+        var effects: [Effect] = []
+        var sent = 0
+        // All at one instant: the byte burst (4 x 128 KiB) admits 8 such messages, then the budget is spent.
+        while sent < 100, !effects.contains(.close(2, code: 1008)) {
+            effects = registry.received(2, text: big, now: 1, epochSeconds: Self.now)
+            sent += 1
+        }
+        #expect(sent == 9, "the ninth 60 KB message passes 512 KiB")
+        #expect(Self.errorCode(effects, to: 2) == .rateLimited)
+        #expect(Self.messages(effects, to: 1) == [.participantLeft("mallory", reason: .left)])
+        #expect(!effects.contains { if case .close(1, _) = $0 { true } else { false } })
+        #expect(registry.room("room")?.participants.map(\.info.id) == ["alice"])
+    }
+
+    @Test mutating func theMessageBudgetRefills() {
+        _ = join(1, Self.token("alice"))
+        // 100 pings at once spend the burst of 2 x 50 messages; 30 ms later one and a half more have accrued.
+        for _ in 0..<100 {
+            #expect(Self.errorCode(registry.received(1, text: ClientMessage.ping.json, now: 5, epochSeconds: Self.now), to: 1) == nil)
+        }
+        #expect(Self.errorCode(registry.received(1, text: ClientMessage.ping.json, now: 5.03, epochSeconds: Self.now), to: 1) == nil)
+        #expect(Self.errorCode(registry.received(1, text: ClientMessage.ping.json, now: 5.03, epochSeconds: Self.now), to: 1) == .rateLimited)
+    }
+
     @Test mutating func malformedMessagesCloseOnlyTheirConnection() {
         _ = join(1, Self.token("alice"))
         _ = join(2, Self.token("bob"))
