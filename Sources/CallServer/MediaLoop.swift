@@ -41,6 +41,10 @@ public struct MediaStatistics: Sendable, Equatable {
     public var fromSelf = 0
     /// Receivers refused because datagrams sent there would arrive on the server's own RTP socket.
     public var refusedReceivers = 0
+    /// Dropped: a bound publisher's datagram over `MediaLoop.maximumDatagramBytes`.
+    public var oversized = 0
+    /// Dropped: a bound publisher over its packet budget (`MediaLoop.packetRate`, bursts of `packetBurst`).
+    public var overBudget = 0
 
     public init() {}
 }
@@ -75,6 +79,8 @@ final class MediaLoop: @unchecked Sendable {
         var muted = false
         var stream: StreamID?
         var jitter: RTPStreamReceiver?
+        /// The publisher's packet budget (only a bound sender spends it).
+        var budget: RateBudget
     }
 
     private struct MediaRoom {
@@ -110,6 +116,13 @@ final class MediaLoop: @unchecked Sendable {
     static let datagramsPerLateTick = 256
     /// Past `datagramsPerLateTick`, the clock is read after every this many datagrams.
     static let datagramsBetweenClockReads = 16
+    /// The largest datagram accepted from a publisher: an Ethernet MTU. An Opus frame is at most 1,275
+    /// bytes (RFC 6716), and WebRTC keeps RTP under about 1,200.
+    static let maximumDatagramBytes = 1500
+    /// Packets a second one publisher may send (Opus sends 50, or 100 with 10 ms frames), and the most
+    /// it may send at once, from idle: two seconds' worth, what a network stall delivers in one piece.
+    static let packetRate: Double = 200
+    static let packetBurst: Double = 400
 
     /// - Parameters:
     ///   - socket: The bound socket to receive RTP on and forward from.
@@ -222,7 +235,8 @@ final class MediaLoop: @unchecked Sendable {
             var member = Member(
                 room: room, participant: participant, ssrc: ssrc,
                 source: sender.flatMap { SocketAddress(host: $0.host, port: $0.port ?? 0) },
-                receiver: receiver.flatMap { SocketAddress(host: $0.host, port: $0.port) })
+                receiver: receiver.flatMap { SocketAddress(host: $0.host, port: $0.port) },
+                budget: RateBudget(rate: Self.packetRate, burst: Self.packetBurst, now: Double(ticks) / 100))
             if let address = member.receiver, address.port == socket.port {
                 // The interfaces may have changed since the last look; this is rare, so look again.
                 ownAddresses = socket.ownAddresses()
@@ -288,6 +302,15 @@ final class MediaLoop: @unchecked Sendable {
         }
         guard !member.muted else {
             counters.muted += 1
+            return
+        }
+        // A bound publisher's traffic is forwarded to every member: hold it to what audio needs.
+        guard bytes.count <= Self.maximumDatagramBytes else {
+            counters.oversized += 1
+            return
+        }
+        guard members[index].budget.spend(1, now: Double(ticks) / 100) else {
+            counters.overBudget += 1
             return
         }
         counters.accepted += 1

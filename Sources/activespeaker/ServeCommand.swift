@@ -156,6 +156,8 @@ struct ServeCommand: Command {
         line.add("malformed", statistics.malformed)
         line.add("fromSelf", statistics.fromSelf)
         line.add("refusedReceivers", statistics.refusedReceivers)
+        line.add("oversized", statistics.oversized)
+        line.add("overBudget", statistics.overBudget)
         output.write(line.rendered)
     }
 }

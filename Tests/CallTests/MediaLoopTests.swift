@@ -27,7 +27,7 @@ import Testing
         func tickEnded(ticks: Int) {
             let statistics = loop.withLock { $0?.statistics } ?? MediaStatistics()
             let datagrams = statistics.accepted + statistics.unknownSSRC + statistics.wrongSource + statistics.muted
-                + statistics.malformed + statistics.fromSelf
+                + statistics.malformed + statistics.fromSelf + statistics.oversized + statistics.overBudget
             state.withLock { state in
                 state.mostInOneTick = max(state.mostInOneTick, datagrams - state.datagrams)
                 state.datagrams = datagrams
@@ -121,42 +121,86 @@ import Testing
         #expect(Self.stop(loop, within: 10), "stop() did not return")
     }
 
-    /// A reflector that sends every forwarded datagram back twice keeps more arriving than the loop can
-    /// take: the loop still ticks, takes at most its budget per tick, and stops.
+    /// A sender that floods the socket as fast as it can keeps more arriving than the loop can take: the
+    /// loop still ticks, takes at most its budget per tick, forwards only the publisher's packet budget,
+    /// and stops.
     @Test func aFloodNeitherStopsTheTicksNorStop() async throws {
         let watcher = Watcher()
-        let reflector = try UDPSocket(address: "127.0.0.1:0")
-        let loop = try Self.loop(watcher) { _ in [("echo", MediaEndpoint(host: "127.0.0.1", port: reflector.port))] }
+        let listener = try UDPSocket(address: "127.0.0.1:0")
+        let loop = try Self.loop(watcher) { _ in [("listener", MediaEndpoint(host: "127.0.0.1", port: listener.port))] }
         defer { _ = Self.stop(loop, within: 10) }
         #expect(await Self.ticks(2, of: watcher), "the loop does not tick")
 
-        let reflecting = Atomic<Bool>(true)
-        let reflectorDone = DispatchSemaphore(value: 0)
+        let flooding = Atomic<Bool>(true)
+        let flooderDone = DispatchSemaphore(value: 0)
         let server = loop.socket.localAddress
+        let packet = try Self.packet()
+        let flooder = try UDPSocket(address: "127.0.0.1:0")
         Thread {
-            var buffer = [UInt8](repeating: 0, count: 2048)
-            while reflecting.load(ordering: .relaxed) {
-                guard let count = buffer.withUnsafeMutableBytes({ reflector.receive(into: $0) }) else {
-                    _ = UDPSocket.wait([reflector], timeout: 0.05)
-                    continue
-                }
-                buffer.withUnsafeBytes { bytes in
-                    for _ in 0..<2 { reflector.send(UnsafeRawBufferPointer(rebasing: bytes[..<count]), to: server) }
+            packet.withUnsafeBytes { bytes in
+                while flooding.load(ordering: .relaxed) {
+                    for _ in 0..<64 { _ = flooder.send(bytes, to: server) }
                 }
             }
-            reflectorDone.signal()
+            flooderDone.signal()
         }.start()
         defer {
-            reflecting.store(false, ordering: .relaxed)
-            reflectorDone.wait()
+            flooding.store(false, ordering: .relaxed)
+            flooderDone.wait()
         }
-        let packet = try Self.packet()
-        _ = packet.withUnsafeBytes { reflector.send($0, to: server) }
 
         // The flood is on: several ticks' worth of datagrams have been taken.
-        #expect(await CallTestServer.eventually(20) { loop.statistics.accepted > 4 * MediaLoop.datagramsPerTick }, "\(loop.statistics)")
+        #expect(
+            await CallTestServer.eventually(20) { loop.statistics.overBudget > 4 * MediaLoop.datagramsPerTick }, "\(loop.statistics)")
         #expect(await Self.ticks(50, of: watcher), "the loop stopped ticking under the flood")
         #expect(watcher.mostDatagramsInOneTick <= MediaLoop.datagramsPerTick, "\(watcher.mostDatagramsInOneTick)")
+        let statistics = loop.statistics
+        let seconds = Double(watcher.ticks) / 100
+        #expect(
+            Double(statistics.accepted) <= MediaLoop.packetBurst + MediaLoop.packetRate * seconds + 1,
+            "accepted \(statistics.accepted) in \(seconds) s")
         #expect(Self.stop(loop, within: 10), "stop() did not return under the flood")
+    }
+
+    /// Hardening item 10: a bound publisher's 65 KB datagrams and 50,000 packets a second were forwarded
+    /// unchanged to every member.
+    @Test func aPublishersDatagramsAreHeldToAudiosSizeAndRate() async throws {
+        let watcher = Watcher()
+        let listener = try UDPSocket(address: "127.0.0.1:0")
+        let loop = try Self.loop(watcher) { _ in [("listener", MediaEndpoint(host: "127.0.0.1", port: listener.port))] }
+        defer { _ = Self.stop(loop, within: 10) }
+        #expect(await Self.ticks(2, of: watcher), "the loop does not tick")
+        let publisher = try UDPSocket(address: "127.0.0.1:0")
+        let server = loop.socket.localAddress
+
+        // An oversized datagram: a valid RTP header of the bound SSRC and 60,000 bytes of payload.
+        var huge = try Self.packet()
+        huge += [UInt8](repeating: 0x55, count: 60_000)
+        _ = huge.withUnsafeBytes { publisher.send($0, to: server) }
+        #expect(await CallTestServer.eventually { loop.statistics.oversized == 1 }, "\(loop.statistics)")
+
+        // 1,000 packets in ten quick batches (each small enough for the socket's buffer): the burst and
+        // the rate are forwarded, the rest dropped.
+        let packet = try Self.packet()
+        for batch in 1...10 {
+            packet.withUnsafeBytes { bytes in
+                for _ in 0..<100 { _ = publisher.send(bytes, to: server) }
+            }
+            #expect(await CallTestServer.eventually { let s = loop.statistics; return s.accepted + s.overBudget == 100 * batch }, "\(loop.statistics)")
+        }
+        #expect(await Self.ticks(5, of: watcher))
+        let statistics = loop.statistics
+        let seconds = Double(watcher.ticks) / 100
+        #expect(statistics.overBudget > 0, "\(statistics)")
+        #expect(Double(statistics.accepted) <= MediaLoop.packetBurst + MediaLoop.packetRate * seconds + 1, "\(statistics)")
+        var copies = 0
+        var largest = 0
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while let count = buffer.withUnsafeMutableBytes({ listener.receive(into: $0) }) {
+            copies += 1
+            largest = max(largest, count)
+        }
+        #expect(copies == statistics.forwarded && copies == statistics.accepted, "\(copies) copies, \(statistics)")
+        #expect(largest <= MediaLoop.maximumDatagramBytes)
     }
 }
