@@ -203,9 +203,9 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
         case ("POST", 4, "v1") where parts[1] == "rooms" && parts[3] == "ingest":
             let room = parts[2]
             let body = try Self.decode(IngestRequest.self, request.body, empty: nil)
-            let source = try Self.source(body.source)
             let (info, effects) = try registry.withLock { registry throws(CallError) in
                 _ = try registry.authorize(request.bearerToken, room: room, moderator: true, now: epoch)
+                let source = try MediaSource(ingest: body.source, rtp: registry.settings.rtp)
                 return try registry.addIngest(room: room, participant: body.participantId, displayName: body.displayName, source: source, ssrc: body.ssrc)
             }
             perform(effects)
@@ -275,13 +275,6 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
             throw CallError(.malformedMessage, "the request body is not the JSON this call takes (see docs/call.md)")
         }
         return value
-    }
-
-    /// `HOST` or `HOST:PORT` / `[V6]:PORT` of an ingest source.
-    private static func source(_ text: String) throws(CallError) -> MediaSource {
-        if let address = SocketAddress(text) { return MediaSource(host: address.host, port: address.port) }
-        if let address = SocketAddress(host: text, port: 0) { return MediaSource(host: address.host, port: nil) }
-        throw CallError(.malformedMessage, "source \(text): expected HOST or HOST:PORT with a numeric or resolvable host")
     }
 
     /// `::ffff:127.0.0.1` → `127.0.0.1`: a dual-stack socket's view of an IPv4 peer.

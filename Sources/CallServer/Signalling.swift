@@ -1,4 +1,5 @@
 import CallProtocol
+import SpeakerIO
 
 /// A signalling connection, as the registry knows it: an opaque number given by the transport.
 public typealias ConnectionNumber = Int
@@ -33,6 +34,35 @@ enum MediaCommand: Equatable, Sendable {
 struct MediaSource: Hashable, Sendable {
     var host: String
     var port: Int?
+}
+
+extension MediaSource {
+    /// An ingest's `source`: `HOST`, `HOST:PORT` or `[V6]:PORT` with a numeric host (a name would be
+    /// resolved, blocking, on the signalling thread), that can send to the RTP socket: of its address
+    /// family, and not the unspecified address (`0.0.0.0`, `::`), which no datagram comes from.
+    /// - Throws: `.malformedMessage` saying which rule the text breaks.
+    init(ingest text: String, rtp: UDPSocket.OwnAddresses) throws(CallError) {
+        let address: SocketAddress
+        let anyPort: Bool
+        if let withPort = SocketAddress(numeric: text) {
+            (address, anyPort) = (withPort, false)
+        } else if let hostOnly = SocketAddress(numericHost: text, port: 0) {
+            (address, anyPort) = (hostOnly, true)
+        } else {
+            throw CallError(
+                .malformedMessage, "source \(text): expected a numeric HOST, HOST:PORT or [IPV6]:PORT (host names are not resolved)")
+        }
+        guard !address.isUnspecified else {
+            throw CallError(.malformedMessage, "source \(text): the unspecified address sends nothing; give the sender's own address")
+        }
+        guard address.isIPv6 == rtp.host.isIPv6 else {
+            let family = { (ipv6: Bool) in ipv6 ? "IPv6" : "IPv4" }
+            throw CallError(
+                .malformedMessage,
+                "source \(text) is \(family(address.isIPv6)), but the RTP socket is \(family(rtp.host.isIPv6)): its packets could never arrive")
+        }
+        self.init(host: address.host, port: anyPort ? nil : address.port)
+    }
 }
 
 /// Where forwarded RTP is sent.

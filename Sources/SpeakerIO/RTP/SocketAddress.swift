@@ -71,6 +71,31 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
         self = address
     }
 
+    /// Makes an address from a numeric host only (`192.0.2.1`, `::1`, `fe80::1%eth0`): never asks a
+    /// resolver, so it never blocks.
+    ///
+    /// The corresponding C functions are `inet_pton` and `getaddrinfo` with `AI_NUMERICHOST`.
+    /// - Returns: Nil for a port out of range or a host that is not a numeric address.
+    public init?(numericHost host: String, port: Int) {
+        guard (0...65535).contains(port), !host.isEmpty else { return nil }
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &list) == 0, let info = list else { return nil }
+        defer { freeaddrinfo(list) }
+        guard let address = SocketAddress(info.pointee.ai_addr) else { return nil }
+        self = address
+    }
+
+    /// Parses `HOST:PORT` or `[IPV6]:PORT` with a numeric host (`127.0.0.1:5004`, `[::1]:5004`); never
+    /// asks a resolver.
+    public init?(numeric text: String) {
+        guard let (host, port) = try? UDPSocket.split(text), let number = Int(port) else { return nil }
+        self.init(numericHost: host, port: number)
+    }
+
     /// Parses `HOST:PORT` or `[IPV6]:PORT` (`127.0.0.1:5004`, `[::1]:5004`, `localhost:5004`).
     /// - Returns: Nil if the text is malformed, the port is out of range or the host does not resolve.
     public init?(_ text: String) {
