@@ -26,6 +26,8 @@ public struct RoomServerConfiguration: Sendable {
     /// Each signalling connection's budget: messages a second (bursts of twice as many) and bytes a
     /// second (bursts of four times as many); a client over it is closed (4015, WebSocket code 1008).
     public var messageRate: Double = 50
+    /// The most HTTP and WebSocket connections one peer address may hold; more are closed on accept.
+    public var maxConnectionsPerAddress = 64
     public var messageBytesPerSecond: Double = 128 * 1024
     /// Seconds between `audio-levels` messages.
     public var levelInterval: Double = 0.2
@@ -76,8 +78,9 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
         media = try MediaLoop(
             socket: rtpSocket, configuration: configuration.engine, levelInterval: configuration.levelInterval,
             recordsAudio: recorder != nil, delegate: self)
-        web = try WebServer(host: configuration.host, port: configuration.port, webSocketPaths: [Self.signallingPath],
-                            delegate: self)
+        web = try WebServer(
+            host: configuration.host, port: configuration.port, webSocketPaths: [Self.signallingPath],
+            maximumConnectionsPerAddress: configuration.maxConnectionsPerAddress, delegate: self)
         for room in configuration.rooms {
             let effects = try registry.withLock { registry throws(CallError) in try registry.createRoom(id: room, maxParticipants: nil).1 }
             perform(effects)

@@ -42,17 +42,24 @@ public final class WebServer: @unchecked Sendable {
     ///     more pile up (it stopped reading) is closed with code 1008 and its queue dropped.
     ///   - webSocketPaths: the request paths (without query) on which a WebSocket upgrade is accepted;
     ///     an upgrade request for any other path is answered 404 and not upgraded. Empty: none.
+    ///   - maximumConnectionsPerAddress: the most connections (HTTP and WebSocket) one peer address may
+    ///     hold open; more are closed as soon as they are accepted, before anything is read.
+    ///   - headerTimeout: seconds a connection may take to send a request's headers (or sit idle
+    ///     between keep-alive requests) before it is closed.
     ///   - delegate: receives requests and messages, on the service thread.
     /// - Throws: `TransportError` `.parse` for an unsupported host or port, `.listen` if the socket
     ///   cannot be bound (port in use, address not on this machine).
     public init(host: String = "127.0.0.1", port: Int = 0, maximumMessageBytes: Int = 65536,
                 maximumBodyBytes: Int = 65536, maximumQueuedBytes: Int = 4 << 20, webSocketPaths: Set<String> = [],
+                maximumConnectionsPerAddress: Int = 64, headerTimeout: Int = 5,
                 delegate: any WebServerDelegate) throws(TransportError) {
         precondition(maximumMessageBytes > 0 && maximumBodyBytes >= 0 && maximumQueuedBytes > 0, "limits must be positive")
+        precondition(maximumConnectionsPerAddress > 0 && headerTimeout > 0, "limits must be positive")
         self.host = host
         core = try WebServerCore(host: host, port: port, maximumMessageBytes: maximumMessageBytes,
                                  maximumBodyBytes: maximumBodyBytes, maximumQueuedBytes: maximumQueuedBytes,
-                                 webSocketPaths: webSocketPaths, delegate: delegate)
+                                 webSocketPaths: webSocketPaths, maximumConnectionsPerAddress: maximumConnectionsPerAddress,
+                                 headerTimeout: headerTimeout, delegate: delegate)
         self.port = core.port
     }
 
@@ -119,4 +126,7 @@ public final class WebServer: @unchecked Sendable {
 
     /// The number of open connections (HTTP and WebSocket) the service thread holds; for tests.
     var connectionCount: Int { core.connectionCountSnapshot() }
+
+    /// The connections `host` holds, as counted against `maximumConnectionsPerAddress`; for tests.
+    func connectionCount(from host: String) -> Int { core.connectionCount(from: host) }
 }

@@ -43,6 +43,8 @@ final class WebServerCore: @unchecked Sendable {
     let maximumBodyBytes: Int
     /// The paths on which a WebSocket upgrade is accepted.
     let webSocketPaths: Set<String>
+    /// The most connections one peer address may hold.
+    let maximumConnectionsPerAddress: Int
     private let address: String
     private var context: OpaquePointer?
     private let protocols: UnsafeMutablePointer<lws_protocols>
@@ -58,13 +60,22 @@ final class WebServerCore: @unchecked Sendable {
     private var connections: [Int: ServerConnection] = [:]
     private var nextID = 1
     private var stopHandled = false
+    /// Open connections per peer host, counted from accept (`FILTER_NETWORK_CONNECTION`) to the
+    /// connection's end (`WSI_DESTROY`), whatever it became. Changed on the service thread only; the
+    /// lock is for readers elsewhere (`connectionCount(from:)`).
+    private let connectionsPerHost = Mutex<[String: Int]>([:])
+    /// The host of the socket admitted last, until its connection object exists (`WSI_CREATE`).
+    private var admittedHost: String?
+    /// The host of each counted connection.
+    private var hostOfConnection: [OpaquePointer: String] = [:]
     private var scratch: [UInt8] = []
 
     /// Bytes of an HTTP body written per writeable callback.
     private static let bodyChunk = 16384
 
     init(host: String, port: Int, maximumMessageBytes: Int, maximumBodyBytes: Int, maximumQueuedBytes: Int,
-         webSocketPaths: Set<String>, delegate: any WebServerDelegate) throws(TransportError) {
+         webSocketPaths: Set<String>, maximumConnectionsPerAddress: Int, headerTimeout: Int,
+         delegate: any WebServerDelegate) throws(TransportError) {
         let display = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         address = display
         guard (0...65535).contains(port) else { throw TransportError(display, .parse, "port must be 0…65535") }
@@ -73,6 +84,7 @@ final class WebServerCore: @unchecked Sendable {
         self.maximumQueuedBytes = maximumQueuedBytes
         self.maximumBodyBytes = maximumBodyBytes
         self.webSocketPaths = webSocketPaths
+        self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
         self.delegate = delegate
         LibWebSockets.configureLogging()
 
@@ -97,8 +109,12 @@ final class WebServerCore: @unchecked Sendable {
         info.options = ipv6 ? 0 : UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
         info.gid = -1
         info.uid = -1
-        info.max_http_header_pool = 256
-        info.timeout_secs = 10
+        // Each connection still sending its headers holds one of the pool's header buffers (4 KiB): a
+        // pool far larger than one address may hold (`maximumConnectionsPerAddress`), released when a
+        // connection is slower than `headerTimeout`, keeps slow or idle peers from starving the others.
+        info.max_http_header_pool = 1024
+        info.timeout_secs = UInt32(headerTimeout)
+        info.timeout_secs_ah_idle = UInt32(headerTimeout)
         info.user = Unmanaged.passUnretained(self).toOpaque()
         LibWebSockets.clearLastError()
         guard let context = lws_create_context(&info) else {
@@ -225,6 +241,20 @@ final class WebServerCore: @unchecked Sendable {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             drainInbox()
             return 0
+        case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+            guard let user else { return 0 }
+            return admit(user.load(as: lws_filter_network_conn_args.self))
+        case LWS_CALLBACK_WSI_CREATE:
+            // lws creates the accepted socket's connection right after admitting it, on this thread (its
+            // descriptor is not attached yet, so the admission is matched by order).
+            if let host = admittedHost {
+                hostOfConnection[wsi] = host
+                admittedHost = nil
+            }
+            return 0
+        case LWS_CALLBACK_WSI_DESTROY:
+            if let host = hostOfConnection.removeValue(forKey: wsi) { release(host) }
+            return 0
         case LWS_CALLBACK_HTTP:
             return httpRequest(wsi, user, input)
         case LWS_CALLBACK_HTTP_BODY:
@@ -266,6 +296,35 @@ final class WebServerCore: @unchecked Sendable {
             return lws_callback_http_dummy(wsi, reason, user, input, length)
         }
     }
+
+    /// Counts a newly accepted socket against its peer's limit; -1 (close it at once) over the limit.
+    private func admit(_ accepted: lws_filter_network_conn_args) -> Int32 {
+        let host = LibWebSockets.numericAddress(accepted.cli_addr, length: accepted.clilen).host
+        if let stale = admittedHost {
+            // The last admitted socket never became a connection (lws failed to adopt it).
+            release(stale)
+            admittedHost = nil
+        }
+        let admitted = connectionsPerHost.withLock { counts in
+            let count = counts[host, default: 0]
+            guard count < maximumConnectionsPerAddress else { return false }
+            counts[host] = count + 1
+            return true
+        }
+        guard admitted else { return -1 }
+        admittedHost = host
+        return 0
+    }
+
+    private func release(_ host: String) {
+        connectionsPerHost.withLock { counts in
+            let count = counts[host, default: 1] - 1
+            counts[host] = count > 0 ? count : nil
+        }
+    }
+
+    /// Connections counted against `host`'s limit now. Thread-safe.
+    func connectionCount(from host: String) -> Int { connectionsPerHost.withLock { $0[host, default: 0] } }
 
     private func connection(_ user: UnsafeMutableRawPointer?) -> ServerConnection? {
         guard let id = user?.load(as: Int.self), id != 0 else { return nil }

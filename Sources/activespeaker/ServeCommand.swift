@@ -32,6 +32,9 @@ struct ServeCommand: Command {
             A participant removed by a moderator cannot rejoin for this long
             unless with a token issued after the removal (default 300; 0: off).
             """),
+        .value("max-connections-per-address", "N", help: """
+            Connections one peer address may hold (default 64).
+            """),
         .value("message-rate", "N", help: """
             Messages a second one client may send (bursts of 2N; default 50).
             Over it, or over --message-bytes, the client is closed (4015).
@@ -101,6 +104,12 @@ struct ServeCommand: Command {
         if let text = options.value("rejoin-ban") {
             guard let value = Int(text), (0...86400).contains(value) else { throw .usage("--rejoin-ban \(text): expected 0-86400 seconds") }
             configuration.rejoinBan = value
+        }
+        if let text = options.value("max-connections-per-address") {
+            guard let value = Int(text), (1...100_000).contains(value) else {
+                throw .usage("--max-connections-per-address \(text): expected 1-100000")
+            }
+            configuration.maxConnectionsPerAddress = value
         }
         if let text = options.value("message-rate") {
             guard let value = Double(text), value >= 1, value <= 100_000 else { throw .usage("--message-rate \(text): expected 1-100000") }

@@ -7,8 +7,9 @@ import Glibc
 final class RawSocket {
     let fd: Int32
 
-    /// Connects to `host` (numeric IPv4 or IPv6) and `port`; nil if the connection fails.
-    init?(host: String, port: Int) {
+    /// Connects to `host` (numeric IPv4 or IPv6) and `port`, from the local address `source` (numeric,
+    /// any port; nil: the system's choice); nil if the connection fails.
+    init?(host: String, port: Int, from source: String? = nil) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -18,6 +19,18 @@ final class RawSocket {
         defer { freeaddrinfo(list) }
         let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
         guard fd >= 0 else { return nil }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            guard inet_pton(AF_INET, source, &local.sin_addr) == 1,
+                  withUnsafePointer(to: &local, {
+                      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                  }) == 0
+            else {
+                Glibc.close(fd)
+                return nil
+            }
+        }
         guard Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
             Glibc.close(fd)
             return nil
@@ -26,6 +39,15 @@ final class RawSocket {
     }
 
     deinit { Glibc.close(fd) }
+
+    /// Whether the peer has closed the connection (end of stream or an error is waiting); never blocks.
+    var peerClosed: Bool {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, 0) > 0 else { return false }
+        if descriptor.revents & Int16(POLLERR | POLLHUP) != 0 { return true }
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) <= 0
+    }
 
     func write(_ bytes: [UInt8]) {
         var offset = 0
@@ -254,4 +276,13 @@ final class SilentListener {
     }
 
     deinit { Glibc.close(fd) }
+
+    /// Whether the peer has closed the connection (end of stream or an error is waiting); never blocks.
+    var peerClosed: Bool {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, 0) > 0 else { return false }
+        if descriptor.revents & Int16(POLLERR | POLLHUP) != 0 { return true }
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) <= 0
+    }
 }
