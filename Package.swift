@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "SpeakerEvalTests", dependencies: ["SpeakerEval", "SpeakerIO", "TestSupport"]),
         .testTarget(name: "activespeakerTests", dependencies: ["SpeakerEval", "TestSupport"]),
         .testTarget(name: "CallProtocolTests", dependencies: ["CallProtocol"]),
-        .testTarget(name: "CallTransportTests", dependencies: ["CallTransport"]),
+        .testTarget(name: "CallTransportTests", dependencies: ["CallTransport", "TestSupport"]),
         .testTarget(name: "CallTests", dependencies: ["CallServer", "CallClient", "CallProtocol", "CallTransport", "SpeakerIO", "SpeakerEval", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

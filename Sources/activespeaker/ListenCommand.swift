@@ -60,7 +60,10 @@ struct ListenCommand: Command {
           {"type":"stats","duration":30.000,"packets":3000,"malformed":{"tooShort":0,
             "badVersion":0,...},"ignored":0,"streams":{"alice":{"packets":1500,"lost":2,
             "late":0,"duplicates":1,...}},"cpuSeconds":0.412}
-        In levels mode, levels lines give each stream's last RFC 6464 level.
+        In levels mode, levels lines give each stream's last RFC 6464 level. Standard
+        error says once where RTP is received, with the bound ports (HOST:0 binds
+        any free port):
+          activespeaker: receiving RTP on 127.0.0.1:40123, [::1]:40124
 
         DELAY: a packet plays --jitter ms after a talk spurt's first packet arrives,
         so events come that much later than with live capture, plus the engine's
@@ -135,6 +138,9 @@ struct ListenCommand: Command {
                 throw .failure("\(address): \(error)")
             }
         }
+        // Once, on standard error: where RTP is received (the bound ports, for `HOST:0`). Senders may
+        // start from this line on.
+        Console.error("receiving RTP on " + sockets.map(\.localAddress.description).joined(separator: ", "))
         let room: ListenRoom
         do {
             room = try ListenRoom(

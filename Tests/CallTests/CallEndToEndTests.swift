@@ -40,8 +40,13 @@ import TestSupport
     final class SpeakerLog: MeetingEventListener {
         let changes = Mutex<[String?]>([])
         let left = Mutex<[String]>([])
+        /// The `audio-levels` reports received (one every 0.2 s of the server's media clock): the
+        /// positive event that shows time passed on the server.
+        let levelReports = Mutex<[[String: Double]]>([])
         func onSpeakerChanged(participantId: String?) { changes.withLock { $0.append(participantId) } }
         func onParticipantLeft(_ participant: Participant) { left.withLock { $0.append(participant.id) } }
+        func onAudioLevels(_ levels: [String: Double]) { levelReports.withLock { $0.append(levels) } }
+        var levelReportCount: Int { levelReports.withLock { $0.count } }
         /// The named speakers in order, nobody and repeats dropped.
         var sequence: [String] {
             changes.withLock { $0 }.compactMap { $0 }.reduce(into: []) { if $0.last != $1 { $0.append($1) } }
@@ -69,7 +74,14 @@ import TestSupport
             try await group.waitForAll()
         }
         #expect(meetings[0].participants.count == 3 || meetings[2].participants.count == 3)
-        try await Task.sleep(for: .seconds(12.5))
+        // The call is over for a client once carol, the last to speak, has given the floor back to nobody.
+        for (meeting, log) in zip(meetings, logs) {
+            let over = await Waiting.until(timeout: 60) {
+                let changes = log.changes.withLock { $0 }
+                return changes.count >= 2 && changes.suffix(2) == ["carol", nil]
+            }
+            #expect(over, "\(meeting.localParticipant?.id ?? "?"): \(log.changes.withLock { $0 })")
+        }
         for (meeting, log) in zip(meetings, logs) {
             #expect(log.sequence == ["bob", "alice", "carol"], "\(meeting.localParticipant?.id ?? "?"): \(log.changes.withLock { $0 })")
             // Forwarding: each client received the other two publishers' packets.
@@ -131,8 +143,10 @@ import TestSupport
         try await bob.join()
         defer { bob.leave() }
         let bobSSRC = try #require(bob.localParticipant?.ssrc)
-        // The media loop takes new bindings at its next 10 ms tick.
-        try await Task.sleep(for: .milliseconds(200))
+        // The media loop takes new bindings at its next 10 ms tick: bob is bound once his level is reported.
+        let log = SpeakerLog()
+        alice.addEventListener(log)
+        #expect(await Waiting.until { log.levelReports.withLock { $0 }.contains { $0["bob"] != nil } })
 
         // An intruder on another port: once with an unknown SSRC, once with bob's.
         let intruder = try UDPSocket(address: "127.0.0.1:0")
@@ -144,7 +158,8 @@ import TestSupport
         }
         // Garbage that is not RTP.
         _ = [UInt8](repeating: 7, count: 40).withUnsafeBytes { intruder.send($0, to: destination) }
-        try await Task.sleep(for: .milliseconds(500))
+        // All 41 datagrams counted: each was judged (and, had it been accepted, forwarded) by then.
+        #expect(await Waiting.until { let s = server.mediaStatistics; return s.unknownSSRC + s.wrongSource + s.malformed == 41 })
         let statistics = server.mediaStatistics
         #expect(statistics.unknownSSRC == 20)
         #expect(statistics.wrongSource == 20)
@@ -163,11 +178,11 @@ import TestSupport
         defer { _ = CallTestServer.stop(server, within: 10) }
         let clients = try ["alice", "bob", "carol"].map { try RawCallClient(server, $0) }
         defer { for client in clients { client.close() } }
-        #expect(await CallTestServer.eventually { clients.allSatisfy(\.joined) })
+        #expect(await Waiting.until { clients.allSatisfy(\.joined) })
 
         let mallory = try RawCallClient(server, "mallory", role: .subscriber, rtpPort: server.rtpPort)
         defer { mallory.close() }
-        #expect(await CallTestServer.eventually { mallory.joined || mallory.errorCode != nil })
+        #expect(await Waiting.until { mallory.joined || mallory.errorCode != nil })
         #expect(mallory.errorCode == .malformedMessage, "\(mallory.messages)")
 
         let ingest = HTTPRequest(
@@ -175,14 +190,14 @@ import TestSupport
             body: Array(#"{"participantId":"lobby","source":"127.0.0.1","ssrc":4097}"#.utf8))
         #expect(server.handle(ingest, from: PeerAddress(host: "127.0.0.1", port: 50000)).status == 201)
         // The media loop applies bindings in order: once levels name the ingest, every join before it is in place.
-        #expect(await CallTestServer.eventually { clients.allSatisfy { $0.levelReports(naming: "lobby") > 0 } })
+        #expect(await Waiting.until { clients.allSatisfy { $0.levelReports(naming: "lobby") > 0 } })
 
         let intruder = try UDPSocket(address: "127.0.0.1:0")
         let destination = try #require(SocketAddress(host: "127.0.0.1", port: server.rtpPort))
         let frame = [Float](repeating: 0.1, count: RTPAudioSender.frameSize)
         _ = try frame.withUnsafeBufferPointer { try RTPAudioSender(socket: intruder, ssrc: 4097).send(frame: $0, to: destination) }
         var copies = [Int](repeating: 0, count: clients.count)
-        let forwarded = await CallTestServer.eventually {
+        let forwarded = await Waiting.until {
             for index in clients.indices { copies[index] += clients[index].takeDatagrams() }
             return copies.allSatisfy { $0 > 0 }
         }
@@ -190,7 +205,7 @@ import TestSupport
         // Time passes on the media loop's clock: three more level reports are at least 20 ticks after the
         // forwarding, and a loop would have made thousands of copies by then.
         let reports = clients.map { $0.levelReports(naming: "lobby") }
-        let ticking = await CallTestServer.eventually(20) {
+        let ticking = await Waiting.until(timeout: 20) {
             zip(clients, reports).allSatisfy { client, before in client.levelReports(naming: "lobby") >= before + 3 }
         }
         #expect(ticking, "no level reports after the datagram: the media loop stopped ticking")
@@ -249,11 +264,10 @@ import TestSupport
         rude.setHandler(message: { _ in }, closed: { code, _ in closed.withLock { $0 = code ?? 0 } })
         try rude.connect(timeout: 5)
         rude.send(ClientMessage.join(token: CallTestServer.token("rude"), mic: false, webcam: false, rtpPort: nil).json)
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await Waiting.until { alice.participants.contains { $0.id == "rude" } })
         rude.send(String(repeating: "x", count: 70_000))
-        try await Task.sleep(for: .milliseconds(700))
-        #expect(closed.withLock { $0 } != nil)
-        #expect(log.left.withLock { $0 } == ["rude"])
+        #expect(await Waiting.until { closed.withLock { $0 } != nil })
+        #expect(await Waiting.until { log.left.withLock { $0 } == ["rude"] })
         #expect(alice.localParticipant != nil)
         #expect(alice.participants.map(\.id) == ["alice"])
         rude.close()
@@ -270,7 +284,7 @@ import TestSupport
             alice.close()
             bob.close()
         }
-        #expect(await CallTestServer.eventually { alice.joined && bob.joined })
+        #expect(await Waiting.until { alice.joined && bob.joined })
         let mallory = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal?room=room")
         let closed = Mutex<UInt16?>(nil)
         let errors = Mutex<[CallErrorCode]>([])
@@ -282,19 +296,19 @@ import TestSupport
         try mallory.connect(timeout: 5)
         defer { mallory.close() }
         mallory.send(ClientMessage.join(token: CallTestServer.token("mallory", role: .subscriber), mic: false, webcam: false, rtpPort: nil).json)
-        #expect(await CallTestServer.eventually { alice.messages.contains(.participantJoined(ParticipantInfo(
+        #expect(await Waiting.until { alice.messages.contains(.participantJoined(ParticipantInfo(
             id: "mallory", displayName: "mallory", role: .subscriber, micMuted: true, audio: false, video: false, ssrc: nil))) })
         let flood = ClientMessage.message(.text(String(repeating: "x", count: 60_000)), to: nil).json
         for _ in 0..<200 { mallory.send(flood) }  // 12 MB, three times a member's 4 MiB send queue
         // The sender goes (4015 and close code 1008; while it is still sending, the reset of its unread
         // data can reach it before them, so only the closing itself is certain) ...
-        #expect(await CallTestServer.eventually { closed.withLock { $0 } != nil }, "the sender is closed")
+        #expect(await Waiting.until { closed.withLock { $0 } != nil }, "the sender is closed")
         #expect(errors.withLock { $0 }.allSatisfy { $0 == .rateLimited })
-        #expect(await CallTestServer.eventually { alice.messages.contains(.participantLeft("mallory", reason: .left)) })
+        #expect(await Waiting.until { alice.messages.contains(.participantLeft("mallory", reason: .left)) })
         // ... and its listeners stay: time has passed for them too, each still answers a ping, and none was closed.
         alice.ping()
         bob.ping()
-        #expect(await CallTestServer.eventually { alice.pongs == 1 && bob.pongs == 1 })
+        #expect(await Waiting.until { alice.pongs == 1 && bob.pongs == 1 })
         #expect(alice.errorCode == nil && bob.errorCode == nil)
         let received = alice.messages.count { if case .message = $0 { true } else { false } }
         #expect(received <= 9, "at most the burst reached the listeners (\(received))")
@@ -316,8 +330,8 @@ import TestSupport
         silent.setHandler(message: { _ in }, closed: { _, _ in })
         try silent.connect(timeout: 5)
         silent.send(ClientMessage.join(token: CallTestServer.token("ghost"), mic: false, webcam: false, rtpPort: nil).json)
-        try await Task.sleep(for: .milliseconds(2500))
-        #expect(log.left.withLock { $0 } == ["ghost"])
+        // The ghost goes after the 1 s client timeout; alice, who pings, has been there longer and stays.
+        #expect(await Waiting.until { log.left.withLock { $0 } == ["ghost"] })
         #expect(alice.localParticipant != nil, "alice pings, so she stays")
         silent.close()
     }
@@ -331,21 +345,23 @@ import TestSupport
         defer { alice.leave() }
         try await moderator.join()
         defer { moderator.leave() }
-        try await Task.sleep(for: .milliseconds(1500))
-        #expect(moderator.speakerId == "alice")
+        let log = SpeakerLog()
+        moderator.addEventListener(log)
+        #expect(await Waiting.until { moderator.speakerId == "alice" })
         moderator.muteParticipant("alice")
-        try await Task.sleep(for: .milliseconds(1500))
-        #expect(alice.localParticipant?.micMuted == true)
-        #expect(moderator.participants.first { $0.id == "alice" }?.micMuted == true)
-        #expect(moderator.speakerId == nil, "a muted participant is not the speaker")
+        #expect(await Waiting.until { alice.localParticipant?.micMuted == true })
+        #expect(await Waiting.until { moderator.participants.first { $0.id == "alice" }?.micMuted == true })
+        #expect(await Waiting.until { moderator.speakerId == nil }, "a muted participant is not the speaker")
+        // Nothing more arrives from alice while three level reports (0.6 s of the server's clock) pass.
         let before = server.mediaStatistics.accepted
-        try await Task.sleep(for: .milliseconds(500))
+        let reports = log.levelReportCount
+        #expect(await Waiting.until { log.levelReportCount >= reports + 3 })
         #expect(server.mediaStatistics.accepted == before, "the muted client stops sending")
         // Hardening item 8: the moderator's mute holds until a moderator lifts it.
         alice.unmuteMic()
         #expect(alice.localParticipant?.micMuted == true, "a moderator's mute cannot be lifted by its participant")
         moderator.unmuteParticipant("alice")
-        #expect(await CallTestServer.eventually { alice.localParticipant?.micMuted == false }, "the moderator lifts the mute")
-        #expect(await CallTestServer.eventually { server.mediaStatistics.accepted > before }, "alice sends again")
+        #expect(await Waiting.until { alice.localParticipant?.micMuted == false }, "the moderator lifts the mute")
+        #expect(await Waiting.until { server.mediaStatistics.accepted > before }, "alice sends again")
     }
 }

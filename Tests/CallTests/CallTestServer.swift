@@ -37,17 +37,6 @@ extension CallTestServer {
             .signed(with: secret)
     }
 
-    /// Polls `condition` every 20 ms for up to `timeout` seconds.
-    /// - Returns: Whether it held before the timeout.
-    static func eventually(_ timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return condition()
-    }
-
     /// Runs `body` on a thread of its own and waits at most `timeout` seconds for it to return.
     /// - Returns: False if it had not returned by then (that thread is left waiting).
     static func returns(within timeout: Double, _ body: @escaping @Sendable () -> Void) -> Bool {

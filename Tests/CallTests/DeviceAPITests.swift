@@ -113,10 +113,15 @@ final class DeviceEventLog: MeetingEventListener {
     let errors = Mutex<[MeetingError]>([])
     let levels = Mutex<[String: Double]>([:])
     let speakingWhileMuted = Atomic<Int>(0)
+    /// `audio-levels` reports received (one every 0.2 s of the server's clock).
+    let levelReports = Atomic<Int>(0)
 
     func onStreamEnabled(participantId: String, kind: StreamKind) { entries.withLock { $0.append("enabled \(participantId) \(kind)") } }
     func onStreamDisabled(participantId: String, kind: StreamKind) { entries.withLock { $0.append("disabled \(participantId) \(kind)") } }
-    func onAudioLevels(_ levels: [String: Double]) { self.levels.withLock { $0.merge(levels) { $1 } } }
+    func onAudioLevels(_ levels: [String: Double]) {
+        self.levels.withLock { $0.merge(levels) { $1 } }
+        levelReports.add(1, ordering: .relaxed)
+    }
     func onSpeakingWhileMuted() { speakingWhileMuted.add(1, ordering: .relaxed) }
     func onError(_ error: MeetingError) { errors.withLock { $0.append(error) } }
 
@@ -129,16 +134,6 @@ final class DeviceEventLog: MeetingEventListener {
 @Suite(.serialized) struct DeviceAPITests {
     init() throws {
         try TestMicrophones.install()
-    }
-
-    /// Polls `condition` every 50 ms for up to `timeout` seconds.
-    static func eventually(_ timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return condition()
     }
 
     static func meeting(_ server: RoomServer, _ participant: String, microphone: MicrophoneChoice, micEnabled: Bool) -> Meeting {
@@ -199,26 +194,29 @@ final class DeviceEventLog: MeetingEventListener {
             first.withLock { $0.append((selected, devices)) }
             inside.subtract(1, ordering: .acquiringAndReleasing)
         }
-        #expect(await Self.eventually(5) { first.withLock { $0.count } == 1 }, "called at once with the current state")
+        #expect(await Waiting.until(timeout: 5) { first.withLock { $0.count } == 1 }, "called at once with the current state")
         let initial = try #require(first.withLock { $0.first })
         #expect(initial.0 == .speaker)
         #expect(initial.1 == meeting.getMics())
 
         for _ in 0..<5 { try meeting.setAudioDevice(.speaker) }
-        #expect(await Self.eventually(5) { first.withLock { $0.count } == 6 }, "called after each change")
+        #expect(await Waiting.until(timeout: 5) { first.withLock { $0.count } == 6 }, "called after each change")
         let didOverlap = overlapped.load(ordering: .relaxed)
         #expect(!didOverlap, "calls never overlap (one serial queue)")
 
         meeting.setAudioDeviceChangeListener { _, _ in second.withLock { $0 += 1 } }
-        #expect(await Self.eventually(5) { second.withLock { $0 } == 1 })
+        #expect(await Waiting.until(timeout: 5) { second.withLock { $0 } == 1 })
         try meeting.setAudioDevice(.speaker)
-        #expect(await Self.eventually(5) { second.withLock { $0 } == 2 })
-        try await Task.sleep(for: .milliseconds(200))
+        #expect(await Waiting.until(timeout: 5) { second.withLock { $0 } == 2 })
+        // The calls are serial: the replacement has had the change, so the replaced one would have by now.
         #expect(first.withLock { $0.count } == 6, "a replaced listener is no longer called")
 
         meeting.setAudioDeviceChangeListener(nil)
         try meeting.setAudioDevice(.speaker)
-        try await Task.sleep(for: .milliseconds(300))
+        // A third listener's first call is queued after that change's: once it came, the change was delivered.
+        let third = Mutex<Int>(0)
+        meeting.setAudioDeviceChangeListener { _, _ in third.withLock { $0 += 1 } }
+        #expect(await Waiting.until(timeout: 5) { third.withLock { $0 } >= 1 })
         #expect(second.withLock { $0 } == 2, "a removed listener is no longer called")
     }
 
@@ -241,7 +239,7 @@ final class DeviceEventLog: MeetingEventListener {
         func received() -> Int { bob.receivedPackets["alice"] ?? 0 }
 
         // The quiet microphone publishes: bob receives packets, at the level of silence.
-        #expect(await Self.eventually { received() > 25 && bobLog.level("alice") != nil }, "\(bob.receivedPackets)")
+        #expect(await Waiting.until { received() > 25 && bobLog.level("alice") != nil }, "\(bob.receivedPackets)")
         #expect((bobLog.level("alice") ?? 0) < -60, "\(String(describing: bobLog.level("alice")))")
 
         // No id: the next microphone of the list, the voice.
@@ -253,18 +251,18 @@ final class DeviceEventLog: MeetingEventListener {
 
         // Listeners hear events on the meeting's event queue, shortly after the call returns.
         #expect(
-            await Self.eventually(5) { aliceLog.all.filter { $0.hasSuffix("alice audio") } == ["disabled alice audio", "enabled alice audio"] },
+            await Waiting.until(timeout: 5) { aliceLog.all.filter { $0.hasSuffix("alice audio") } == ["disabled alice audio", "enabled alice audio"] },
             "\(aliceLog.all)")
-        #expect(await Self.eventually(5) { bobLog.all.filter { $0.hasSuffix("alice audio") }.count == 2 })
+        #expect(await Waiting.until(timeout: 5) { bobLog.all.filter { $0.hasSuffix("alice audio") }.count == 2 })
         #expect(bobLog.all.filter { $0.hasSuffix("alice audio") } == ["disabled alice audio", "enabled alice audio"], "the server was told")
-        #expect(await Self.eventually(5) { deviceCalls.load(ordering: .relaxed) > callsBefore }, "the device listener hears of the change")
+        #expect(await Waiting.until(timeout: 5) { deviceCalls.load(ordering: .relaxed) > callsBefore }, "the device listener hears of the change")
 
         // Bob keeps receiving, now the voice from the new device.
         let acceptedAfterSwitch = server.mediaStatistics.accepted
         let receivedAfterSwitch = received()
-        #expect(await Self.eventually { received() > receivedAfterSwitch + 50 })
-        #expect(await Self.eventually { server.mediaStatistics.accepted > acceptedAfterSwitch + 50 })
-        #expect(await Self.eventually { (bobLog.level("alice") ?? -127) > -45 }, "\(String(describing: bobLog.level("alice")))")
+        #expect(await Waiting.until { received() > receivedAfterSwitch + 50 })
+        #expect(await Waiting.until { server.mediaStatistics.accepted > acceptedAfterSwitch + 50 })
+        #expect(await Waiting.until { (bobLog.level("alice") ?? -127) > -45 }, "\(String(describing: bobLog.level("alice")))")
         #expect(aliceLog.errors.withLock { $0 }.isEmpty, "\(aliceLog.errors.withLock { $0 })")
 
         // A listed device that cannot be opened: 3002, thrown and reported; the voice keeps publishing.
@@ -274,11 +272,11 @@ final class DeviceEventLog: MeetingEventListener {
         } catch {
             #expect(error.code == MeetingError.audioDeviceFailed)
         }
-        #expect(await Self.eventually(5) { aliceLog.errors.withLock { $0 }.count == 2 })
+        #expect(await Waiting.until(timeout: 5) { aliceLog.errors.withLock { $0 }.count == 2 })
         #expect(aliceLog.errors.withLock { $0 }.map(\.code) == [MeetingError.audioDeviceFailed, MeetingError.audioDeviceFailed])
         #expect(aliceLog.count("disabled alice audio") == 1, "the live microphone was not interrupted")
         let receivedAfterFailure = received()
-        #expect(await Self.eventually { received() > receivedAfterFailure + 50 }, "the previous microphone still publishes")
+        #expect(await Waiting.until { received() > receivedAfterFailure + 50 }, "the previous microphone still publishes")
         #expect((bobLog.level("alice") ?? -127) > -45, "still the voice")
 
         // An id no device has: 3059.
@@ -288,7 +286,7 @@ final class DeviceEventLog: MeetingEventListener {
         } catch {
             #expect(error.code == MeetingError.noMicrophoneFound)
         }
-        #expect(await Self.eventually(5) { aliceLog.errors.withLock { $0 }.last?.code == MeetingError.noMicrophoneFound })
+        #expect(await Waiting.until(timeout: 5) { aliceLog.errors.withLock { $0 }.last?.code == MeetingError.noMicrophoneFound })
         #expect(aliceLog.count("disabled alice audio") == 1)
     }
 
@@ -300,13 +298,13 @@ final class DeviceEventLog: MeetingEventListener {
         alice.addEventListener(log)
         try await alice.join()
         defer { alice.leave() }
-        #expect(await Self.eventually { server.mediaStatistics.accepted > 25 })
+        #expect(await Waiting.until { server.mediaStatistics.accepted > 25 })
         let voice = try Resampler(inputRate: 16000, outputRate: 48000).process(Synthesis.voice(seconds: 2, f0: 200, levelDBFS: -22, seed: 5))
         try await alice.changeMic(customMicrophoneTrack: CustomMicrophoneTrack(source: FileMicrophone(samples: voice, loop: true), label: "voice"))
         // Listeners hear events on the meeting's event queue, shortly after the call returns.
-        #expect(await Self.eventually(5) { log.all == ["disabled alice audio", "enabled alice audio"] }, "\(log.all)")
+        #expect(await Waiting.until(timeout: 5) { log.all == ["disabled alice audio", "enabled alice audio"] }, "\(log.all)")
         let accepted = server.mediaStatistics.accepted
-        #expect(await Self.eventually { server.mediaStatistics.accepted > accepted + 50 })
+        #expect(await Waiting.until { server.mediaStatistics.accepted > accepted + 50 })
         #expect(log.errors.withLock { $0 }.isEmpty)
     }
 
@@ -327,14 +325,14 @@ final class DeviceEventLog: MeetingEventListener {
         defer { alice.leave() }
         #expect(alice.localParticipant?.micMuted == true)
 
-        #expect(await Self.eventually(8) { log.speakingWhileMuted.load(ordering: .relaxed) > 0 }, "the local engine hears the muted microphone")
+        #expect(await Waiting.until(timeout: 8) { log.speakingWhileMuted.load(ordering: .relaxed) > 0 }, "the local engine hears the muted microphone")
         let statistics = server.mediaStatistics
         #expect(statistics.accepted == 0 && statistics.muted == 0 && statistics.wrongSource == 0, "\(statistics)")
         #expect(bob.receivedPackets.isEmpty)
 
         // Unmuting publishes the same capture (so the silence above was the mute, not a broken path).
         alice.unmuteMic()
-        #expect(await Self.eventually { server.mediaStatistics.accepted > 25 })
+        #expect(await Waiting.until { server.mediaStatistics.accepted > 25 })
         #expect(log.errors.withLock { $0 }.isEmpty, "\(log.errors.withLock { $0 })")
     }
 
@@ -346,14 +344,18 @@ final class DeviceEventLog: MeetingEventListener {
         alice.addEventListener(log)
         try await alice.join()
         defer { alice.leave() }
-        #expect(await Self.eventually { server.mediaStatistics.accepted > 25 })
-        try await Task.sleep(for: .seconds(1))
+        #expect(await Waiting.until { server.mediaStatistics.accepted > 25 })
+        // A second of the voice published (five level reports) without a warning.
+        let reports = log.levelReports.load(ordering: .relaxed)
+        #expect(await Waiting.until { log.levelReports.load(ordering: .relaxed) >= reports + 5 })
         let warningsWhileUnmuted = log.speakingWhileMuted.load(ordering: .relaxed)
         #expect(warningsWhileUnmuted == 0, "not while unmuted")
         alice.muteMic()
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await Waiting.until(timeout: 8) { log.speakingWhileMuted.load(ordering: .relaxed) > 0 })
+        // Muted: nothing more arrives while three level reports (0.6 s of the server's clock) pass.
         let accepted = server.mediaStatistics.accepted
-        #expect(await Self.eventually(8) { log.speakingWhileMuted.load(ordering: .relaxed) > 0 })
+        let later = log.levelReports.load(ordering: .relaxed)
+        #expect(await Waiting.until { log.levelReports.load(ordering: .relaxed) >= later + 3 })
         #expect(server.mediaStatistics.accepted == accepted, "nothing sent while muted")
     }
 
@@ -382,7 +384,7 @@ final class DeviceEventLog: MeetingEventListener {
         } catch {
             #expect(error.code == MeetingError.noWebcamFound)
         }
-        #expect(await Self.eventually(5) { log.errors.withLock { $0 }.map(\.code) == [MeetingError.noWebcamFound] })
+        #expect(await Waiting.until(timeout: 5) { log.errors.withLock { $0 }.map(\.code) == [MeetingError.noWebcamFound] })
         if let camera = meeting.getCameras().first {
             try meeting.changeCam(deviceId: camera.deviceId)
         }
@@ -399,15 +401,15 @@ final class DeviceEventLog: MeetingEventListener {
         defer { bob.leave() }
         try await alice.join()
         defer { alice.leave() }
-        #expect(await Self.eventually(5) { bob.participants.contains { $0.id == "alice" } })
+        #expect(await Waiting.until(timeout: 5) { bob.participants.contains { $0.id == "alice" } })
         #expect(bob.participants.first { $0.id == "alice" }?.videoEnabled == false)
 
         alice.enableWebcam()
-        #expect(await Self.eventually(5) { bobLog.all == ["enabled alice video"] }, "\(bobLog.all)")
+        #expect(await Waiting.until(timeout: 5) { bobLog.all == ["enabled alice video"] }, "\(bobLog.all)")
         #expect(bob.participants.first { $0.id == "alice" }?.videoEnabled == true)
         alice.enableWebcam()  // already on: nothing more is signalled
         alice.disableWebcam()
-        #expect(await Self.eventually(5) { bobLog.all == ["enabled alice video", "disabled alice video"] }, "\(bobLog.all)")
+        #expect(await Waiting.until(timeout: 5) { bobLog.all == ["enabled alice video", "disabled alice video"] }, "\(bobLog.all)")
         #expect(bob.participants.first { $0.id == "alice" }?.videoEnabled == false)
         #expect(server.mediaStatistics.accepted == 0, "video is signalled state only")
     }
@@ -452,7 +454,7 @@ extension DeviceAPITests {
         defer { bob.leave() }
         try await alice.join()
         defer { alice.leave() }
-        #expect(await Self.eventually { (bob.receivedPackets["alice"] ?? 0) > 25 })
+        #expect(await Waiting.until { (bob.receivedPackets["alice"] ?? 0) > 25 })
 
         do {
             try await alice.changeMic(customMicrophoneTrack: CustomMicrophoneTrack(source: OpensOnceSource(), label: "opens once"))
@@ -460,11 +462,11 @@ extension DeviceAPITests {
         } catch {
             #expect(error.code == MeetingError.audioDeviceFailed)
         }
-        #expect(await Self.eventually(5) { log.errors.withLock { $0 }.map(\.code) == [MeetingError.audioDeviceFailed] })
+        #expect(await Waiting.until(timeout: 5) { log.errors.withLock { $0 }.map(\.code) == [MeetingError.audioDeviceFailed] })
         // Listeners hear events on the meeting's event queue, shortly after the call returns.
-        #expect(await Self.eventually(5) { log.all == ["disabled alice audio", "enabled alice audio"] }, "\(log.all)")
+        #expect(await Waiting.until(timeout: 5) { log.all == ["disabled alice audio", "enabled alice audio"] }, "\(log.all)")
         let received = bob.receivedPackets["alice"] ?? 0
-        #expect(await Self.eventually { (bob.receivedPackets["alice"] ?? 0) > received + 50 }, "the previous microphone publishes again")
-        #expect(await Self.eventually { (bobLog.level("alice") ?? -127) > -45 }, "it is the voice device")
+        #expect(await Waiting.until { (bob.receivedPackets["alice"] ?? 0) > received + 50 }, "the previous microphone publishes again")
+        #expect(await Waiting.until { (bobLog.level("alice") ?? -127) > -45 }, "it is the voice device")
     }
 }

@@ -4,6 +4,7 @@ import SpeakerIO
 import Synchronization
 import Testing
 @testable import CallServer
+import TestSupport
 
 /// The media loop alone, without the registry in front of it: what it forwards, what it drops, and that
 /// its 10 ms clock keeps going whatever arrives.
@@ -78,7 +79,7 @@ import Testing
     /// Waits for `count` more ticks (at most 20 s): the positive event that bounds "never" checks.
     static func ticks(_ count: Int, of watcher: Watcher) async -> Bool {
         let target = watcher.ticks + count
-        return await CallTestServer.eventually(20) { watcher.ticks >= target }
+        return await Waiting.until(timeout: 20) { watcher.ticks >= target }
     }
 
     static func take(_ socket: UDPSocket) -> Int {
@@ -103,7 +104,7 @@ import Testing
         let intruder = try UDPSocket(address: "127.0.0.1:0")
         _ = packet.withUnsafeBytes { intruder.send($0, to: loop.socket.localAddress) }
         var copies = 0
-        #expect(await CallTestServer.eventually { copies += Self.take(listener); return copies > 0 })
+        #expect(await Waiting.until { copies += Self.take(listener); return copies > 0 })
         #expect(await Self.ticks(20, of: watcher), "no ticks after the datagram: the loop is stuck forwarding")
         copies += Self.take(listener)
         #expect(copies == 1)
@@ -113,7 +114,7 @@ import Testing
 
         // A datagram from the loop's own address (as a loop would bring back) is dropped, not forwarded.
         _ = packet.withUnsafeBytes { loop.socket.send($0, to: loop.socket.localAddress) }
-        #expect(await CallTestServer.eventually { loop.statistics.fromSelf == 1 })
+        #expect(await Waiting.until { loop.statistics.fromSelf == 1 })
         #expect(await Self.ticks(20, of: watcher))
         statistics = loop.statistics
         #expect(statistics.accepted == 1 && statistics.forwarded == 1, "\(statistics)")
@@ -151,7 +152,7 @@ import Testing
 
         // The flood is on: several ticks' worth of datagrams have been taken.
         #expect(
-            await CallTestServer.eventually(20) { loop.statistics.overBudget > 4 * MediaLoop.datagramsPerTick }, "\(loop.statistics)")
+            await Waiting.until(timeout: 20) { loop.statistics.overBudget > 4 * MediaLoop.datagramsPerTick }, "\(loop.statistics)")
         #expect(await Self.ticks(50, of: watcher), "the loop stopped ticking under the flood")
         #expect(watcher.mostDatagramsInOneTick <= MediaLoop.datagramsPerTick, "\(watcher.mostDatagramsInOneTick)")
         let statistics = loop.statistics
@@ -177,7 +178,7 @@ import Testing
         var huge = try Self.packet()
         huge += [UInt8](repeating: 0x55, count: 60_000)
         _ = huge.withUnsafeBytes { publisher.send($0, to: server) }
-        #expect(await CallTestServer.eventually { loop.statistics.oversized == 1 }, "\(loop.statistics)")
+        #expect(await Waiting.until { loop.statistics.oversized == 1 }, "\(loop.statistics)")
 
         // 1,000 packets in ten quick batches (each small enough for the socket's buffer): the burst and
         // the rate are forwarded, the rest dropped.
@@ -186,7 +187,7 @@ import Testing
             packet.withUnsafeBytes { bytes in
                 for _ in 0..<100 { _ = publisher.send(bytes, to: server) }
             }
-            #expect(await CallTestServer.eventually { let s = loop.statistics; return s.accepted + s.overBudget == 100 * batch }, "\(loop.statistics)")
+            #expect(await Waiting.until { let s = loop.statistics; return s.accepted + s.overBudget == 100 * batch }, "\(loop.statistics)")
         }
         #expect(await Self.ticks(5, of: watcher))
         let statistics = loop.statistics

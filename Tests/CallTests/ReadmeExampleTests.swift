@@ -35,8 +35,7 @@ import TestSupport
             if case .speakerChanged(let id) = event, id == "bot" { break }
         }
         meeting.leave()
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(printer.lines.withLock { $0 }.prefix(2) == ["joined", "speaker: bot"])
+        #expect(await Waiting.until { printer.lines.withLock { $0 }.prefix(2) == ["joined", "speaker: bot"] })
         #expect(events.contains(.speakerChanged(participantId: "bot")))
     }
 }

@@ -1,5 +1,6 @@
 @testable import CallTransport
 import Testing
+import TestSupport
 
 @Suite("HTTP requests and responses")
 struct HTTPTests {
@@ -173,10 +174,10 @@ struct HTTPTests {
         defer { delegate.finish() }
         let socket = try #require(RawSocket(host: "127.0.0.1", port: server.port))
         socket.write("POST /v1/rooms HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"roomId\":")
-        #expect(eventually { server.connectionCount == 1 })
+        #expect(Waiting.until { server.connectionCount == 1 })
         socket.shutdownWrite()
         #expect(socket.readToEnd(timeout: 10).isEmpty)
-        #expect(eventually { server.connectionCount == 0 })
+        #expect(Waiting.until { server.connectionCount == 0 })
         #expect(delegate.record.withLock { $0.requests.isEmpty })
     }
 
@@ -207,7 +208,7 @@ struct HTTPTests {
         let socket = try #require(RawSocket(host: "127.0.0.1", port: server.port))
         socket.write("HEAD /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
         var bytes: [UInt8] = []
-        #expect(eventually { bytes += socket.read(timeout: 0.1); return String(decoding: bytes, as: UTF8.self).hasSuffix("\r\n\r\n") })
+        #expect(Waiting.until { bytes += socket.read(timeout: 0.1); return String(decoding: bytes, as: UTF8.self).hasSuffix("\r\n\r\n") })
         let head = try #require(RawHTTPResponse.parse(bytes))
         #expect(head.status == 200)
         #expect(head.headers["content-length"] == "15")
@@ -226,7 +227,7 @@ struct HTTPTests {
         let socket = try #require(RawSocket(host: "127.0.0.1", port: server.port))
         socket.write("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
         var bytes: [UInt8] = []
-        #expect(eventually { bytes += socket.read(timeout: 0.1); return String(decoding: bytes, as: UTF8.self).hasSuffix("}") })
+        #expect(Waiting.until { bytes += socket.read(timeout: 0.1); return String(decoding: bytes, as: UTF8.self).hasSuffix("}") })
         socket.write("GET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         let second = try #require(RawHTTPResponse.parse(socket.readToEnd(timeout: 10)))
         #expect(second.status == 404)
@@ -270,6 +271,6 @@ struct HTTPTests {
         for _ in 0..<5 {
             _ = RawHTTPResponse.exchange(port: server.port, method: "GET", target: "/v1/health")
         }
-        #expect(eventually { server.connectionCount == 0 })
+        #expect(Waiting.until { server.connectionCount == 0 })
     }
 }

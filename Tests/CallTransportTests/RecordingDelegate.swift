@@ -89,16 +89,6 @@ final class RecordingDelegate: WebServerDelegate {
     }
 }
 
-/// Polls `condition` every 5 ms until it holds or `timeout` seconds pass.
-/// - Returns: Whether it held.
-func eventually(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(5000)
-    }
-    return condition()
-}
 
 /// Collects what a `WebSocketClient` handler delivers.
 final class ClientRecorder: Sendable {

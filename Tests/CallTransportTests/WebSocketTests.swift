@@ -2,6 +2,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite("WebSocket server and client")
 struct WebSocketTests {
@@ -16,7 +17,7 @@ struct WebSocketTests {
         try client.connect(timeout: 10)
         client.send(#"{"type":"ping"}"#)
         client.send("héllo wörld ✓")
-        #expect(eventually { recorder.messages.count == 2 })
+        #expect(Waiting.until { recorder.messages.count == 2 })
         #expect(recorder.messages == [#"{"type":"ping"}"#, "héllo wörld ✓"])
         let opened = try #require(delegate.opened.first)
         #expect(opened.path == "/v1/signal")
@@ -25,9 +26,9 @@ struct WebSocketTests {
         #expect(opened.peer.port == client.localAddress?.port)
         #expect(client.peer?.port == server.port)
         client.close()
-        #expect(eventually { delegate.closed == [opened.connection] })
+        #expect(Waiting.until { delegate.closed == [opened.connection] })
         #expect(recorder.closed?.code == 1000)
-        #expect(eventually { server.connectionCount == 0 })
+        #expect(Waiting.until { server.connectionCount == 0 })
     }
 
     @Test("The messages stream delivers in order and finishes when the server closes the connection")
@@ -36,14 +37,14 @@ struct WebSocketTests {
         defer { delegate.finish() }
         let client = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal")
         try client.connect(timeout: 10)
-        #expect(eventually { delegate.opened.count == 1 })
+        #expect(await Waiting.until { delegate.opened.count == 1 })
         let id = try #require(delegate.opened.first?.connection)
         for index in 0..<50 { server.send("m\(index)", to: id) }
         server.close(id, code: 4013, reason: "room closed")
         var received: [String] = []
         for await message in client.messages { received.append(message) }
         #expect(received == (0..<50).map { "m\($0)" })
-        #expect(eventually { delegate.closed == [id] })
+        #expect(await Waiting.until { delegate.closed == [id] })
         client.close()
     }
 
@@ -55,11 +56,11 @@ struct WebSocketTests {
         let recorder = ClientRecorder()
         recorder.attach(to: client)
         try client.connect(timeout: 10)
-        #expect(eventually { delegate.opened.count == 1 })
+        #expect(Waiting.until { delegate.opened.count == 1 })
         let id = try #require(delegate.opened.first?.connection)
         server.send("bye", to: id)
         server.close(id, code: 4011, reason: "removed by a moderator")
-        #expect(eventually { recorder.closed != nil })
+        #expect(Waiting.until { recorder.closed != nil })
         #expect(recorder.messages == ["bye"])
         #expect(recorder.closed?.code == 4011)
         #expect(recorder.closed?.reason == "removed by a moderator")
@@ -72,7 +73,7 @@ struct WebSocketTests {
         otherRecorder.attach(to: other)
         try other.connect(timeout: 10)
         other.send("still serving")
-        #expect(eventually { otherRecorder.messages == ["still serving"] })
+        #expect(Waiting.until { otherRecorder.messages == ["still serving"] })
         other.close()
         client.close()
     }
@@ -85,14 +86,14 @@ struct WebSocketTests {
         raw.sendFrame(opcode: 1, final: false, payload: Array("Hel".utf8))
         raw.sendFrame(opcode: 0, final: false, payload: Array("lo, ".utf8))
         raw.sendFrame(opcode: 0, final: true, payload: Array("world".utf8))
-        #expect(eventually { delegate.received.count == 1 })
+        #expect(Waiting.until { delegate.received.count == 1 })
         #expect(delegate.received.first?.1 == "Hello, world")
 
         let client = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal")
         try client.connect(timeout: 10)
         let large = String(repeating: "0123456789", count: 6000)
         client.send(large)
-        #expect(eventually { delegate.received.count == 2 })
+        #expect(Waiting.until { delegate.received.count == 2 })
         #expect(delegate.received.last?.1 == large)
         client.close()
     }
@@ -111,11 +112,11 @@ struct WebSocketTests {
         recorder.attach(to: client)
         try client.connect(timeout: 10)
         client.send(String(repeating: "x", count: 1001))
-        #expect(eventually { recorder.closed != nil })
+        #expect(Waiting.until { recorder.closed != nil })
         #expect(recorder.closed?.code == 1009)
 
         bystander.send("fine")
-        #expect(eventually { bystanderRecorder.messages == ["fine"] })
+        #expect(Waiting.until { bystanderRecorder.messages == ["fine"] })
         #expect(bystanderRecorder.closed == nil)
         bystander.close()
         client.close()
@@ -130,12 +131,12 @@ struct WebSocketTests {
         recorder.attach(to: client)
         try client.connect(timeout: 10)
         client.send(String(repeating: "y", count: 100))
-        #expect(eventually { recorder.messages.count == 1 })
+        #expect(Waiting.until { recorder.messages.count == 1 })
         client.send(String(repeating: "z", count: 101))  // echoed back: one byte too many for the client
-        #expect(eventually { recorder.closed != nil })
+        #expect(Waiting.until { recorder.closed != nil })
         #expect(recorder.closed?.code == 1009)
         #expect(recorder.messages.count == 1)
-        #expect(eventually { delegate.closed.count == 1 })
+        #expect(Waiting.until { delegate.closed.count == 1 })
         client.close()
     }
 
@@ -175,7 +176,7 @@ struct WebSocketTests {
         raw.sendFrame(opcode: 1, final: true, payload: Array("hello".utf8), masked: false)
         raw.sendFrame(opcode: 1, final: true, payload: Array("masked".utf8))
         // Either both messages arrive (the frame was taken) or, within the bound, neither.
-        let delivered = eventually(timeout: 5) { delegate.received.count == 2 }
+        let delivered = Waiting.until(timeout: 5) { delegate.received.count == 2 }
         withKnownIssue("libwebsockets 4.1.6 accepts unmasked client frames") {
             #expect(!delivered, "the unmasked frame was delivered: \(delegate.received.map(\.1))")
         }
@@ -189,7 +190,7 @@ struct WebSocketTests {
         let (server, delegate) = try RecordingDelegate.serve(echoes: false)
         defer { delegate.finish() }
         let raw = try #require(RawWebSocket(port: server.port))
-        #expect(eventually { delegate.opened.count == 1 })
+        #expect(Waiting.until { delegate.opened.count == 1 })
         let id = delegate.opened[0].connection
         raw.sendFrame(opcode: 2, final: true, payload: [1, 2, 3])
         #expect(raw.readCloseCode() == 1003)
@@ -199,12 +200,12 @@ struct WebSocketTests {
         let recorder = ClientRecorder()
         recorder.attach(to: bystander)
         try bystander.connect(timeout: 10)
-        #expect(eventually { delegate.opened.count == 2 })
+        #expect(Waiting.until { delegate.opened.count == 2 })
         server.send("after late", to: delegate.opened[1].connection)
-        #expect(eventually { recorder.messages == ["after late"] })
+        #expect(Waiting.until { recorder.messages == ["after late"] })
         raw.sendFrame(opcode: 8, final: true, payload: [0x03, 0xEB])  // the client's close answer
         #expect(raw.readOpcodesToEnd() == [])
-        #expect(eventually { delegate.closed.contains(id) })
+        #expect(Waiting.until { delegate.closed.contains(id) })
         bystander.close()
     }
 
@@ -219,7 +220,7 @@ struct WebSocketTests {
         #expect(refused.text.contains("WebSocket"))
         let accepted = try #require(upgradeAnswer(port: server.port, path: "/v1/signal?room=r"))
         #expect(accepted.status == 101)
-        #expect(eventually { delegate.opened.count == 1 })
+        #expect(Waiting.until { delegate.opened.count == 1 })
         #expect(delegate.opened.map(\.path) == ["/v1/signal"])
     }
 
@@ -232,7 +233,7 @@ struct WebSocketTests {
         raw.sendFrame(opcode: opcode, final: true, payload: payload)
         #expect(raw.readCloseCode() == code)
         raw.sendFrame(opcode: 8, final: true, payload: [UInt8(code >> 8), UInt8(code & 0xFF)])  // acknowledge
-        #expect(eventually { delegate.closed.count == 1 })
+        #expect(Waiting.until { delegate.closed.count == 1 })
         #expect(delegate.received.isEmpty)
     }
 
@@ -242,7 +243,7 @@ struct WebSocketTests {
         defer { delegate.finish() }
         // Connects and upgrades, then never reads: the kernel's buffers fill, then the server's queue.
         let stalled = try #require(RawWebSocket(port: server.port))
-        #expect(eventually { delegate.opened.count == 1 })
+        #expect(Waiting.until { delegate.opened.count == 1 })
         let stalledID = delegate.opened[0].connection
         let chunk = String(repeating: "x", count: 16 << 10)
         var sent = 0
@@ -251,7 +252,7 @@ struct WebSocketTests {
             sent += 1
             if sent % 50 == 0 { Thread.sleep(forTimeInterval: 0.01) }
         }
-        #expect(eventually(timeout: 20) { delegate.closed.contains(stalledID) }, "sent \(sent) × 16 KiB")
+        #expect(Waiting.until(timeout: 20) { delegate.closed.contains(stalledID) }, "sent \(sent) × 16 KiB")
         // Far less than everything sent was ever held: the queue stopped at the limit.
         #expect(sent < 4_000)
         // A well-behaved client still gets its messages.
@@ -259,9 +260,9 @@ struct WebSocketTests {
         let recorder = ClientRecorder()
         recorder.attach(to: client)
         try client.connect(timeout: 5)
-        #expect(eventually { delegate.opened.count == 2 })
+        #expect(Waiting.until { delegate.opened.count == 2 })
         server.send("hello", to: delegate.opened[1].connection)
-        #expect(eventually { recorder.messages.contains("hello") })
+        #expect(Waiting.until { recorder.messages.contains("hello") })
         client.close()
         _ = stalled
     }
@@ -274,18 +275,18 @@ struct WebSocketTests {
             let raw = try #require(RawWebSocket(port: server.port))
             raw.sendFrame(opcode: 1, final: false, payload: Array("first part".utf8))
             raw.sendFrame(opcode: 0, final: true, payload: [UInt8](repeating: 66, count: 5000), truncateTo: 100)
-            #expect(eventually { delegate.opened.count == 1 })
+            #expect(Waiting.until { delegate.opened.count == 1 })
         }
-        #expect(eventually { delegate.closed.count == 1 })
+        #expect(Waiting.until { delegate.closed.count == 1 })
         #expect(delegate.received.isEmpty)
         let client = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal")
         let recorder = ClientRecorder()
         recorder.attach(to: client)
         try client.connect(timeout: 10)
         client.send("after")
-        #expect(eventually { recorder.messages == ["after"] })
+        #expect(Waiting.until { recorder.messages == ["after"] })
         client.close()
-        #expect(eventually { server.connectionCount == 0 })
+        #expect(Waiting.until { server.connectionCount == 0 })
     }
 
     @Test("100 concurrent clients each receive a broadcast")
@@ -304,17 +305,17 @@ struct WebSocketTests {
             clients.append(client)
             recorders.append(recorder)
         }
-        #expect(eventually(timeout: 20) { delegate.opened.count == count })
+        #expect(Waiting.until(timeout: 20) { delegate.opened.count == count })
         let ids = delegate.opened.map(\.connection)
         #expect(Set(ids).count == count)
         for round in 0..<3 {
             for id in ids { server.send(#"{"type":"speaker-changed","round":\#(round)}"#, to: id) }
         }
-        #expect(eventually(timeout: 20) { recorders.allSatisfy { $0.messages.count == 3 } })
+        #expect(Waiting.until(timeout: 20) { recorders.allSatisfy { $0.messages.count == 3 } })
         #expect(recorders.allSatisfy { $0.messages.last == #"{"type":"speaker-changed","round":2}"# })
         for client in clients { client.close() }
-        #expect(eventually(timeout: 20) { delegate.closed.count == count })
-        #expect(eventually { server.connectionCount == 0 })
+        #expect(Waiting.until(timeout: 20) { delegate.closed.count == count })
+        #expect(Waiting.until { server.connectionCount == 0 })
     }
 
     @Test("send from other threads while the service thread is idle is delivered")
@@ -325,7 +326,7 @@ struct WebSocketTests {
         let recorder = ClientRecorder()
         recorder.attach(to: client)
         try client.connect(timeout: 10)
-        #expect(eventually { delegate.opened.count == 1 })
+        #expect(Waiting.until { delegate.opened.count == 1 })
         let id = try #require(delegate.opened.first?.connection)
         usleep(200_000)  // let the service thread go idle in poll()
         let threads = 4
@@ -333,7 +334,7 @@ struct WebSocketTests {
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             for index in 0..<perThread { server.send("\(thread)-\(index)", to: id) }
         }
-        #expect(eventually { recorder.messages.count == threads * perThread })
+        #expect(Waiting.until { recorder.messages.count == threads * perThread })
         // Each thread's messages keep their order.
         for thread in 0..<threads {
             let mine = recorder.messages.filter { $0.hasPrefix("\(thread)-") }
@@ -346,7 +347,7 @@ struct WebSocketTests {
             done.signal()
         }
         done.wait()
-        #expect(eventually { delegate.received.map(\.1) == ["from a thread"] })
+        #expect(Waiting.until { delegate.received.map(\.1) == ["from a thread"] })
         client.close()
     }
 
@@ -361,10 +362,10 @@ struct WebSocketTests {
             try client.connect(timeout: 10)
             clients.append(client)
         }
-        #expect(eventually { delegate.opened.count == 5 })
+        #expect(Waiting.until { delegate.opened.count == 5 })
         delegate.finish()
         server.stop()  // idempotent
-        #expect(eventually { recorders.allSatisfy { $0.closed != nil } })
+        #expect(Waiting.until { recorders.allSatisfy { $0.closed != nil } })
         #expect(recorders.allSatisfy { $0.closed?.code == 1001 })
         #expect(delegate.closed.count == 5)
         // Sends after stop are ignored.
@@ -405,7 +406,7 @@ struct WebSocketTests {
     func stopWithSilentPeer() throws {
         let (server, delegate) = try RecordingDelegate.serve()
         let raw = try #require(RawWebSocket(port: server.port))
-        #expect(eventually { delegate.opened.count == 1 })
+        #expect(Waiting.until { delegate.opened.count == 1 })
         delegate.finish()
         #expect(raw.readCloseCode() == 1001)
         #expect(delegate.closed.count == 1)

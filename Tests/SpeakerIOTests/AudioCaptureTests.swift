@@ -136,8 +136,9 @@ struct AudioCaptureTests {
         defer { devices.remove() }
         let capture = try AudioCapture(device: "long", queueHops: 4, configurationFile: devices.configuration)
         capture.start()
-        // Nobody reads: the capture thread waits for room in its queue. Stop must still return.
-        Thread.sleep(forTimeInterval: 0.2)
+        // Nobody reads: once five hops are read, four fill the queue and the capture thread waits for room
+        // for the fifth. Stop must still return.
+        #expect(Waiting.until { capture.framesRead >= 5 * capture.hopSize })
         let started = Date()
         capture.stop()
         #expect(Date().timeIntervalSince(started) < 1)

@@ -24,25 +24,31 @@ struct ListenTests {
         return paths
     }
 
+    /// The port of a `HOST:PORT` or `[V6]:PORT` address as `listen` reports it.
+    static func port(_ address: String) -> String { String(address.split(separator: ":").last ?? "") }
+
     static func sender(_ script: String, _ arguments: [String]) throws -> LiveRunner.Helper {
         try LiveRunner.Helper("bash", [LiveRunner.tools.appendingPathComponent(script).path] + arguments)
     }
 
-    @Test func decodeModeFollowsThreeSendersOverIPv4AndIPv6() throws {
+    @Test(.enabled(if: LiveRunner.canRun(needing: "gst-launch-1.0", "ffmpeg"), "needs gst-launch-1.0 and ffmpeg: bash tools/install-deps.sh"))
+    func decodeModeFollowsThreeSendersOverIPv4AndIPv6() throws {
         try #require(LiveRunner.has("gst-launch-1.0") && LiveRunner.has("ffmpeg"), "run tools/install-deps.sh")
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let files = try Self.turns(in: directory)
         let listen = try LiveRunner.Running([
             // A generous jitter delay and duration: the machine may be busy with other tests.
-            "listen", "--udp", "127.0.0.1:47010", "--udp", "[::1]:47012", "--duration", "14", "--stats", "--jitter", "200",
+            "listen", "--udp", "127.0.0.1:0", "--udp", "[::1]:0", "--duration", "14", "--stats", "--jitter", "200",
             "--ssrc", "alice=0x1001", "--ssrc", "bob=0x1002", "--ssrc", "carol=0x1003",
         ])
-        Thread.sleep(forTimeInterval: 0.3)
+        let addresses = listen.receivingAddresses()
+        try #require(addresses.count == 2, "\(listen.stderr)")
+        let (v4, v6) = (Self.port(addresses[0]), Self.port(addresses[1]))
         let senders = [
-            try Self.sender("rtp_send_gstreamer.sh", [files["alice"]!, "127.0.0.1", "47010", "0x1001"]),
-            try Self.sender("rtp_send_gstreamer.sh", [files["bob"]!, "::1", "47012", "0x1002"]),
-            try Self.sender("rtp_send_ffmpeg.sh", [files["carol"]!, "127.0.0.1", "47010", "0x1003"]),
+            try Self.sender("rtp_send_gstreamer.sh", [files["alice"]!, "127.0.0.1", v4, "0x1001"]),
+            try Self.sender("rtp_send_gstreamer.sh", [files["bob"]!, "::1", v6, "0x1002"]),
+            try Self.sender("rtp_send_ffmpeg.sh", [files["carol"]!, "127.0.0.1", v4, "0x1003"]),
         ]
         for sender in senders { #expect(sender.wait(timeout: 20) == 0) }
         let result = try listen.finish(timeout: 15)
@@ -63,20 +69,21 @@ struct ListenTests {
         #expect((stats["packets"] as? Int ?? 0) > 3 * 400, "three 9.5 s streams of 20 ms packets")
     }
 
-    @Test func levelModeCopesWithGStreamersSilenceLevel() throws {
+    @Test(.enabled(if: LiveRunner.canRun(needing: "gst-launch-1.0"), "needs gst-launch-1.0: bash tools/install-deps.sh"))
+    func levelModeCopesWithGStreamersSilenceLevel() throws {
         try #require(LiveRunner.has("gst-launch-1.0"), "run tools/install-deps.sh")
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let files = try Self.turns(in: directory, length: 7)
         let listen = try LiveRunner.Running([
-            "listen", "--udp", "127.0.0.1:47020", "--mode", "levels", "--extmap-audio-level", "1", "--duration", "10",
+            "listen", "--udp", "127.0.0.1:0", "--mode", "levels", "--extmap-audio-level", "1", "--duration", "10",
             "--jitter", "200",
             "--levels", "500", "--ssrc", "alice=4097", "--ssrc", "bob=0x1002",
         ])
-        Thread.sleep(forTimeInterval: 0.3)
+        let port = try #require(listen.receivingAddresses().first.map(Self.port), "\(listen.stderr)")
         let senders = [
-            try Self.sender("rtp_send_gstreamer.sh", [files["alice"]!, "127.0.0.1", "47020", "0x1001"]),
-            try Self.sender("rtp_send_gstreamer.sh", [files["bob"]!, "127.0.0.1", "47020", "0x1002"]),
+            try Self.sender("rtp_send_gstreamer.sh", [files["alice"]!, "127.0.0.1", port, "0x1001"]),
+            try Self.sender("rtp_send_gstreamer.sh", [files["bob"]!, "127.0.0.1", port, "0x1002"]),
         ]
         for sender in senders { #expect(sender.wait(timeout: 20) == 0) }
         let result = try listen.finish(timeout: 15)
@@ -97,8 +104,8 @@ struct ListenTests {
     }
 
     @Test func malformedPacketsAreCountedAndDropped() throws {
-        let listen = try LiveRunner.Running(["listen", "--udp", "127.0.0.1:47030", "--duration", "2", "--stats", "--json"])
-        Thread.sleep(forTimeInterval: 0.5)
+        let listen = try LiveRunner.Running(["listen", "--udp", "127.0.0.1:0", "--duration", "2", "--stats", "--json"])
+        let port = try #require(listen.receivingAddresses().first.flatMap { UInt16(Self.port($0)) }, "\(listen.stderr)")
         var datagrams: [[UInt8]] = [
             [], [0x80], Array(repeating: 0x40, count: 20),  // too short, too short, version 1
             [0x90, 96, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2, 0xBE, 0xDE, 0, 9, 0x10, 5],  // extension past the end
@@ -119,7 +126,7 @@ struct ListenTests {
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(47030).bigEndian
+        address.sin_port = port.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         for datagram in datagrams {
             _ = withUnsafePointer(to: &address) { pointer in
@@ -159,11 +166,11 @@ struct ListenTests {
         let bad = try CLI.run(["listen", "--udp", "127.0.0.1", "--duration", "1"])
         #expect(bad.status == 1)
         #expect(bad.errorLines == ["activespeaker: 127.0.0.1: invalid address: expected HOST:PORT (IPv6 as [ADDRESS]:PORT)"])
-        let first = try LiveRunner.Running(["listen", "--udp", "127.0.0.1:47040", "--duration", "3"])
-        Thread.sleep(forTimeInterval: 0.3)
-        let second = try CLI.run(["listen", "--udp", "127.0.0.1:47040", "--duration", "1"])
+        let first = try LiveRunner.Running(["listen", "--udp", "127.0.0.1:0", "--duration", "3"])
+        let taken = try #require(first.receivingAddresses().first, "\(first.stderr)")
+        let second = try CLI.run(["listen", "--udp", taken, "--duration", "1"])
         #expect(second.status == 1)
-        #expect(second.errorLines.first?.hasPrefix("activespeaker: 127.0.0.1:47040: bind failed (system: Address already in use)") == true)
+        #expect(second.errorLines.first?.hasPrefix("activespeaker: \(taken): bind failed (system: Address already in use)") == true)
         first.interrupt()
         #expect(try first.finish(timeout: 5).status == 0)
     }

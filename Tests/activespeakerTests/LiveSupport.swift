@@ -40,6 +40,21 @@ enum LiveRunner {
             return false
         }
 
+        /// Standard error so far.
+        var stderr: String { (try? String(contentsOfFile: directory.path("stderr"), encoding: .utf8)) ?? "" }
+
+        /// The UDP addresses `listen` says it receives on (its first line on standard error), waiting
+        /// for that line at most `timeout` seconds; empty if it did not come.
+        func receivingAddresses(timeout: Double = Waiting.defaultTimeout) -> [String] {
+            let prefix = "activespeaker: receiving RTP on "
+            var line: Substring?
+            _ = Waiting.until(timeout: timeout) {
+                line = stderr.split(separator: "\n").first { $0.hasPrefix(prefix) }
+                return line != nil || !process.isRunning
+            }
+            return line.map { $0.dropFirst(prefix.count).components(separatedBy: ", ") } ?? []
+        }
+
         /// Sends SIGINT, as Ctrl-C does.
         func interrupt() { process.interrupt() }
 
@@ -111,6 +126,16 @@ enum LiveRunner {
         .deletingLastPathComponent().appendingPathComponent("tools")
 
     /// True if `tool` is on PATH.
+    /// Whether a test that needs `tools` on PATH runs: when they are there, or always under
+    /// tools/test.sh (`ACTIVESPEAKER_ALL_TESTS=1`), where a missing tool must fail the test (its
+    /// `#require`) rather than skip it. A plain `swift test` skips it with the trait's reason.
+    static func canRun(needing tools: String...) -> Bool {
+        runsEverything || tools.allSatisfy(has)
+    }
+
+    /// Set by tools/test.sh: every test runs, none is skipped for a missing tool or binary.
+    static var runsEverything: Bool { ProcessInfo.processInfo.environment["ACTIVESPEAKER_ALL_TESTS"] == "1" }
+
     static func has(_ tool: String) -> Bool {
         (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {
             FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)")

@@ -279,7 +279,8 @@ struct LiveTests {
         // alsa-lib reloads the files of ALSA_CONFIG_PATH when their modification time changes.
         let live = try LiveRunner.Running(
             ["live", "--device", "paced", "--device-poll", "100", "--json"], environment: devices.environment)
-        Thread.sleep(forTimeInterval: 1)
+        // The run has started and listed its devices once it reports the opened microphone.
+        #expect(live.waitForOutput(#""event":"opened""#, timeout: Waiting.defaultTimeout))
         let original = try String(contentsOfFile: devices.configuration, encoding: .utf8)
         let plugged = original + """
             pcm.usbmic {
@@ -323,7 +324,8 @@ struct LiveTests {
         #expect(objects.contains { $0["device"] as? String == "null" })
     }
 
-    @Test func aTerminalGetsTheLiveView() throws {
+    @Test(.enabled(if: LiveRunner.canRun(needing: "script"), "needs util-linux script (a terminal for the run)"))
+    func aTerminalGetsTheLiveView() throws {
         try #require(LiveRunner.has("script"), "util-linux script gives the run a terminal")
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
