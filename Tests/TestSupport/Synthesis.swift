@@ -68,6 +68,47 @@ public enum Synthesis {
         return (0..<Int(seconds * Double(sampleRate))).map { _ in Float(Double(generator.nextGaussian()) * amplitude) }
     }
 
+    /// The colour of `colouredNoise`: power per hertz flat (white), falling 3 dB an octave (pink) or
+    /// 6 dB an octave (brown), as a room's fan, traffic or rumble sounds.
+    public enum NoiseColour: String, Sendable, CaseIterable {
+        case white, pink, brown
+    }
+
+    /// Gaussian noise of `colour` at `levelDBFS` RMS. Pink is white through Paul Kellet's economy
+    /// three-pole filter; brown is a leaky integral of white.
+    public static func colouredNoise(_ colour: NoiseColour, seconds: Double, levelDBFS: Double, seed: UInt64) -> [Float] {
+        let white = noise(seconds: seconds, levelDBFS: 0, seed: seed)
+        var samples = white
+        switch colour {
+        case .white:
+            break
+        case .pink:
+            var b0: Float = 0, b1: Float = 0, b2: Float = 0
+            for index in samples.indices {
+                let x = white[index]
+                b0 = 0.99765 * b0 + x * 0.0990460
+                b1 = 0.96300 * b1 + x * 0.2965164
+                b2 = 0.57000 * b2 + x * 1.0526913
+                samples[index] = b0 + b1 + b2 + x * 0.1848
+            }
+        case .brown:
+            var y: Float = 0
+            for index in samples.indices {
+                y = 0.995 * y + white[index]
+                samples[index] = y
+            }
+        }
+        return scaled(samples.map(Double.init), toDBFS: levelDBFS)
+    }
+
+    /// Digital silence as a 16-bit source delivers it: zeros, or (`dithered`) ±1 LSB of dither.
+    public static func digitalSilence(seconds: Double, dithered: Bool, seed: UInt64 = 9) -> [Float] {
+        let count = Int(seconds * Double(sampleRate))
+        guard dithered else { return [Float](repeating: 0, count: count) }
+        var generator = SeededGenerator(seed: seed)
+        return (0..<count).map { _ in Float(Int(generator.next() % 3) - 1) / 32768 }
+    }
+
     /// A sine of `frequency` Hz with peak amplitude `amplitude`.
     public static func sine(seconds: Double, frequency: Double, amplitude: Double) -> [Float] {
         (0..<Int(seconds * Double(sampleRate))).map {

@@ -19,8 +19,12 @@ struct SpectralState {
         for band in 0..<SpectralBands.count { bands[band] = bandHistory[row * SpectralBands.count + band] }
         return bands
     }
-    /// Hops seen, up to the number that fills the window.
+    /// Hops seen, up to the number that fills the window; back to 0 when sound resumes after digital silence.
     var hopsSeen = 0
+    /// Consecutive hops of digital silence (below `SpectralAnalyzer.digitalSilenceMeanSquare`).
+    var silentHops = 0
+    /// Whether any hop of the stream has carried sound (not digital silence).
+    var heardSound = false
     /// Power of the noise estimate after a first-difference filter, at the last full analysis, dBFS:
     /// comparable with a hop's first-difference energy.
     var differencedNoiseDBFS: Float = Levels.floorDBFS
@@ -56,6 +60,13 @@ struct SpectralState {
 final class SpectralAnalyzer {
     /// Per-bin power below which noise is not tracked: about −96 dBFS spread over all bins.
     static let minimumBinPower: Float = 1e-12
+    /// A hop's mean square below which it is digital silence (−90 dBFS: zeros, or 16-bit dither at
+    /// about −96 dBFS): what a stream carries before its microphone opens, while muted, in a DTX pause
+    /// or a packet gap (the engine zero-fills those). No room is that quiet.
+    static let digitalSilenceMeanSquare: Float = 1e-9
+    /// Hops of digital silence (0.1 s) after which sound starts the stream afresh: the noise floor
+    /// learnt before (or the silence itself) says nothing about the room that is heard now.
+    static let silenceBeforeRestart = 10
     /// Size of the inverse transform for periodicity: bins 0…128 (0–4 kHz) read as an 8 kHz spectrum.
     static let autocorrelationSize = 256
     /// Autocorrelation lags searched, in 8 kHz samples: 2.5 ms (400 Hz) to 12 ms (83 Hz).
@@ -127,6 +138,21 @@ final class SpectralAnalyzer {
             base.update(from: base + hopSize, count: n - hopSize)
             (base + n - hopSize).update(from: hop.baseAddress!, count: hopSize)
             features.windowEnergyDBFS = Levels.dBFS(meanSquare: Kernels.sumOfSquares(UnsafeBufferPointer(history)) / Float(n))
+        }
+        // Sound after digital silence (a stream's start, an unmute, a DTX pause, a gap): the noise floor
+        // measured on silence would make the room's noise, as it starts, look like loud speech. Start
+        // afresh, as at the stream's first hop: refill the window and learn the floor from what comes.
+        if meanSquare < Self.digitalSilenceMeanSquare {
+            state.silentHops += 1
+        } else {
+            // The stream's first sound (after however little silence: a jitter buffer's first hops), or
+            // sound after `silenceBeforeRestart` hops of silence.
+            if state.silentHops > 0, !state.heardSound || state.silentHops >= Self.silenceBeforeRestart {
+                state.noise.reset()
+                state.hopsSeen = 0
+            }
+            state.silentHops = 0
+            state.heardSound = true
         }
         // Until the window holds real audio throughout, the spectrum would show the edge of the
         // zeros it started with: measure nothing spectral and teach the noise tracker nothing.
