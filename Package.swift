@@ -7,7 +7,7 @@ import PackageDescription
 /// `activespeaker` (CLI) → SpeakerIO, SpeakerEval, SpeakerCore; SpeakerEval → SpeakerCore → CFFTW.
 /// SpeakerIO delivers samples and needs nothing from the engine.
 /// Only SpeakerIO imports the I/O C libraries (sndfile, opus, alsa, soxr).
-/// The call layer sits on top: CallServer, CallClient → CallTransport (libwebsockets), CallProtocol
+/// The call layer sits on top: CallServer, CallClient → CallTransport (libwebsockets, TLS by OpenSSL), CallProtocol
 /// (tokens via OpenSSL's libcrypto), SpeakerIO, SpeakerCore. See docs/call.md.
 let package = Package(
     name: "ActiveSpeaker",

@@ -11,7 +11,8 @@ packages=(
   libasound2-dev   # ALSA capture
   libsoxr-dev      # resampling to 16 kHz
   libwebsockets-dev  # HTTP and WebSocket of the room server and client
-  libssl-dev       # HMAC-SHA256 of the room tokens (libcrypto)
+  libssl-dev       # HMAC-SHA256 of the room tokens (libcrypto); TLS of https/wss (libwebsockets)
+  openssl          # test CA and server certificates, made at test time (TLS tests)
   sox              # test signals
   opus-tools       # opusenc, for Ogg Opus test files
   espeak-ng        # synthetic speech in tests

@@ -6,8 +6,12 @@ import Synchronization
 
 /// How to join a meeting.
 public struct MeetingConfiguration: Sendable {
-    /// The room server, `ws://HOST:PORT` (IPv6 as `ws://[::1]:PORT`).
+    /// The room server, `ws://HOST:PORT` (IPv6 as `ws://[::1]:PORT`), or `wss://HOST:PORT` for TLS
+    /// (the server's certificate is verified; HOST a name or an IPv4 address).
     public var server: String
+    /// For a `wss://` server: a PEM file of the certificate authorities to trust instead of the
+    /// system's (a private or test CA); nil: the system's.
+    public var certificateAuthorityFile: String?
     public var roomId: String
     /// A token of the room (see `activespeaker token`).
     public var token: String
@@ -164,14 +168,17 @@ public final class Meeting: @unchecked Sendable {
     private func connectAndSendJoin() -> MeetingError? {
         let url = configuration.server.hasSuffix("/") ? String(configuration.server.dropLast()) : configuration.server
         let client: WebSocketClient
-        do {
-            client = try WebSocketClient(url: url + "/v1/signal?room=" + configuration.roomId)
+        do throws(TransportError) {
+            client = try WebSocketClient(url: url + "/v1/signal?room=" + configuration.roomId,
+                                         certificateAuthorityFile: configuration.certificateAuthorityFile)
             client.setHandler(
                 message: { [weak self] text in self?.received(text) },
                 closed: { [weak self] code, reason in self?.connectionClosed(code: code, reason: reason) })
             try client.connect(timeout: configuration.joinTimeout)
         } catch {
-            return MeetingError(code: MeetingError.network, "cannot connect to \(configuration.server): \(error)")
+            // A malformed URL or an unreadable certificate authority file is the caller's to fix.
+            let code = error.operation == .parse ? MeetingError.invalidArgument : MeetingError.network
+            return MeetingError(code: code, "cannot connect to \(configuration.server): \(error)")
         }
         // The socket exists before joining so its port can be announced; media goes to the server's host.
         let socket: UDPSocket?
@@ -622,7 +629,7 @@ public final class Meeting: @unchecked Sendable {
 
     static func isIPv6(_ url: String) -> Bool { url.contains("://[") }
 
-    /// The host of `ws://HOST:PORT/…`, without brackets.
+    /// The host of `ws://HOST:PORT/…` (or `wss://`), without brackets.
     static func host(of url: String) -> String {
         var rest = Substring(url)
         if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }

@@ -11,6 +11,9 @@ public struct RoomServerConfiguration: Sendable {
     public var host = "127.0.0.1"
     /// 0: any free port (see `RoomServer.port`).
     public var port = 0
+    /// The certificate chain and private key (PEM files) to serve https and wss with; nil: plain
+    /// http and ws. With them, plain requests on the port fail the TLS handshake.
+    public var tls: TLSIdentity?
     /// RTP address (UDP), `HOST:PORT`; port 0: any free port.
     public var rtpAddress = "127.0.0.1:0"
     /// The token secret; nil: a random one (see `RoomServer.secret`).
@@ -80,7 +83,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
             recordsAudio: recorder != nil, delegate: self)
         web = try WebServer(
             host: configuration.host, port: configuration.port, webSocketPaths: [Self.signallingPath],
-            maximumConnectionsPerAddress: configuration.maxConnectionsPerAddress, delegate: self)
+            maximumConnectionsPerAddress: configuration.maxConnectionsPerAddress, tls: configuration.tls, delegate: self)
         for room in configuration.rooms {
             let effects = try registry.withLock { registry throws(CallError) in try registry.createRoom(id: room, maxParticipants: nil).1 }
             perform(effects)
@@ -100,7 +103,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
     public func start() {
         media.start()
         web.start()
-        log(#"{"type":"listening","http":\#(port),"rtp":\#(rtpPort)}"#)
+        log(#"{"type":"listening","http":\#(port),"rtp":\#(rtpPort),"tls":\#(configuration.tls != nil)}"#)
     }
 
     /// Disconnects everyone and stops. Idempotent.

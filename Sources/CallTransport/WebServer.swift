@@ -3,6 +3,9 @@ import Synchronization
 
 /// An HTTP and WebSocket server on one port, built on libwebsockets.
 ///
+/// With a `TLSIdentity` the port serves https and wss only (HTTP/1.1 over TLS); a plain
+/// request there fails the TLS handshake. Without one it serves plain http and ws.
+///
 /// Plain HTTP requests (with bodies up to `maximumBodyBytes`, framed by `Content-Length` only; see
 /// `RequestFraming`) go to `WebServerDelegate.handle`; a WebSocket upgrade on one of `webSocketPaths`
 /// opens a connection whose text messages go to the delegate, and one on any other path is answered 404.
@@ -26,6 +29,8 @@ public final class WebServer: @unchecked Sendable {
     public let host: String
     /// The bound TCP port (the system's choice when 0 was asked for).
     public let port: Int
+    /// The certificate and key served, nil for plain http and ws.
+    public let tls: TLSIdentity?
     private let core: WebServerCore
     private let lifecycle = Mutex<Lifecycle>(.created)
 
@@ -46,20 +51,23 @@ public final class WebServer: @unchecked Sendable {
     ///     hold open; more are closed as soon as they are accepted, before anything is read.
     ///   - headerTimeout: seconds a connection may take to send a request's headers (or sit idle
     ///     between keep-alive requests) before it is closed.
+    ///   - tls: the certificate chain and private key for https and wss; nil: plain http and ws.
     ///   - delegate: receives requests and messages, on the service thread.
     /// - Throws: `TransportError` `.parse` for an unsupported host or port, `.listen` if the socket
-    ///   cannot be bound (port in use, address not on this machine).
+    ///   cannot be bound (port in use, address not on this machine) or a TLS file cannot be used (the
+    ///   message names the file: unreadable, not PEM, or a key that does not match the certificate).
     public init(host: String = "127.0.0.1", port: Int = 0, maximumMessageBytes: Int = 65536,
                 maximumBodyBytes: Int = 65536, maximumQueuedBytes: Int = 4 << 20, webSocketPaths: Set<String> = [],
-                maximumConnectionsPerAddress: Int = 64, headerTimeout: Int = 5,
+                maximumConnectionsPerAddress: Int = 64, headerTimeout: Int = 5, tls: TLSIdentity? = nil,
                 delegate: any WebServerDelegate) throws(TransportError) {
         precondition(maximumMessageBytes > 0 && maximumBodyBytes >= 0 && maximumQueuedBytes > 0, "limits must be positive")
         precondition(maximumConnectionsPerAddress > 0 && headerTimeout > 0, "limits must be positive")
         self.host = host
+        self.tls = tls
         core = try WebServerCore(host: host, port: port, maximumMessageBytes: maximumMessageBytes,
                                  maximumBodyBytes: maximumBodyBytes, maximumQueuedBytes: maximumQueuedBytes,
                                  webSocketPaths: webSocketPaths, maximumConnectionsPerAddress: maximumConnectionsPerAddress,
-                                 headerTimeout: headerTimeout, delegate: delegate)
+                                 headerTimeout: headerTimeout, tls: tls, delegate: delegate)
         self.port = core.port
     }
 

@@ -50,6 +50,8 @@ final class WebServerCore: @unchecked Sendable {
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let protocolName: UnsafeMutablePointer<CChar>
     private let interface: UnsafeMutablePointer<CChar>?
+    /// The TLS file paths and ALPN list given to lws (empty without TLS), kept for the context's life.
+    private let tlsStrings: [UnsafeMutablePointer<CChar>]
 
     private let inbox = Mutex(Inbox())
     private let forced = Atomic<Bool>(false)
@@ -74,12 +76,19 @@ final class WebServerCore: @unchecked Sendable {
     private static let bodyChunk = 16384
 
     init(host: String, port: Int, maximumMessageBytes: Int, maximumBodyBytes: Int, maximumQueuedBytes: Int,
-         webSocketPaths: Set<String>, maximumConnectionsPerAddress: Int, headerTimeout: Int,
+         webSocketPaths: Set<String>, maximumConnectionsPerAddress: Int, headerTimeout: Int, tls: TLSIdentity?,
          delegate: any WebServerDelegate) throws(TransportError) {
         let display = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         address = display
         guard (0...65535).contains(port) else { throw TransportError(display, .parse, "port must be 0…65535") }
         let (iface, ipv6) = try Self.listenInterface(host, display: display)
+        if let tls {
+            // lws would log only "problem getting cert" and fail: name the file and what is wrong.
+            if let problem = PEMFile.problem(tls.certificateChainPath, .certificate, role: "TLS certificate chain")
+                ?? PEMFile.problem(tls.privateKeyPath, .privateKey, role: "TLS private key") {
+                throw TransportError(display, .listen, problem)
+            }
+        }
         self.maximumMessageBytes = maximumMessageBytes
         self.maximumQueuedBytes = maximumQueuedBytes
         self.maximumBodyBytes = maximumBodyBytes
@@ -90,6 +99,9 @@ final class WebServerCore: @unchecked Sendable {
 
         protocolName = strdup("activespeaker")
         interface = iface.map { strdup($0) }
+        // Certificate chain, private key, and the one protocol offered by ALPN: HTTP/1.1 (lws would
+        // also offer h2, whose streams this server does not handle).
+        tlsStrings = tls.map { [strdup($0.certificateChainPath), strdup($0.privateKeyPath), strdup("http/1.1")] } ?? []
         protocols = .allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2)
         protocols[0].name = UnsafePointer(protocolName)
@@ -107,6 +119,14 @@ final class WebServerCore: @unchecked Sendable {
         info.iface = UnsafePointer(interface)
         info.protocols = UnsafePointer(protocols)
         info.options = ipv6 ? 0 : UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
+        if !tlsStrings.isEmpty {
+            // Not LWS_SERVER_OPTION_ALLOW_NON_SSL_ON_SSL_PORT nor REDIRECT_HTTP_TO_HTTPS: a plain
+            // request on the TLS port fails its handshake and is closed.
+            info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+            info.ssl_cert_filepath = UnsafePointer(tlsStrings[0])
+            info.ssl_private_key_filepath = UnsafePointer(tlsStrings[1])
+            info.alpn = UnsafePointer(tlsStrings[2])
+        }
         info.gid = -1
         info.uid = -1
         // Each connection still sending its headers holds one of the pool's header buffers (4 KiB): a
@@ -117,7 +137,9 @@ final class WebServerCore: @unchecked Sendable {
         info.timeout_secs_ah_idle = UInt32(headerTimeout)
         info.user = Unmanaged.passUnretained(self).toOpaque()
         LibWebSockets.clearLastError()
-        guard let context = lws_create_context(&info) else {
+        let created = tlsStrings.isEmpty
+            ? lws_create_context(&info) : TLSContextGate.createServerContext { lws_create_context(&info) }
+        guard let context = created else {
             // Every stored property is initialised here, so `deinit` runs and frees the C memory.
             let message = LibWebSockets.lastError(orElse: "lws_create_context failed")
             throw TransportError(display, .listen, message)
@@ -136,6 +158,7 @@ final class WebServerCore: @unchecked Sendable {
         protocols.deallocate()
         free(protocolName)
         free(interface)
+        for string in tlsStrings { free(string) }
     }
 
     /// The `iface` for libwebsockets (nil: all interfaces) and whether the socket is IPv6.

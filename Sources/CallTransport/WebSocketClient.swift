@@ -7,6 +7,11 @@ import Synchronization
 /// Incoming messages are held to `maximumMessageBytes` (a larger one closes the connection with
 /// 1009; binary frames with 1003; invalid UTF-8 with 1007), like the server does.
 ///
+/// A `wss://` URL connects over TLS and verifies the server's certificate: its chain must lead to a
+/// trusted certificate authority (the system's, or those of `certificateAuthorityFile`), it must be
+/// valid now, and it must name the URL's host (DNS name or IP address, in its subjectAltName).
+/// There is no way to turn these checks off.
+///
 /// `@unchecked Sendable`: the stored properties are immutable except `lifecycle`, a `Mutex`; the
 /// libwebsockets state lives in `WebSocketClientCore`, whose invariants are stated there.
 public final class WebSocketClient: @unchecked Sendable {
@@ -28,15 +33,25 @@ public final class WebSocketClient: @unchecked Sendable {
     /// Prepares a client; nothing is connected until `connect`.
     /// - Parameters:
     ///   - url: `ws://HOST:PORT/PATH?QUERY`; HOST an IPv4 address, `[IPv6]` or a name such as `localhost`.
+    ///     Or `wss://HOST:PORT/PATH?QUERY` (TLS; port 443 by default; HOST a name or an IPv4 address).
     ///   - maximumMessageBytes: the largest message accepted from the server.
-    /// - Throws: `TransportError` `.parse` for a malformed or unsupported URL.
-    public init(url: String, maximumMessageBytes: Int = 65536) throws(TransportError) {
+    ///   - certificateAuthorityFile: for `wss://`, a PEM file of the certificate authorities to trust
+    ///     instead of the system's (a private or test CA); nil: the system's (`/etc/ssl/certs`).
+    ///     Not used for `ws://`.
+    /// - Throws: `TransportError` `.parse` for a malformed or unsupported URL, or a certificate
+    ///   authority file that cannot be read or holds no PEM certificate (the file is named).
+    public init(url: String, maximumMessageBytes: Int = 65536, certificateAuthorityFile: String? = nil) throws(TransportError) {
         precondition(maximumMessageBytes > 0, "maximumMessageBytes must be positive")
         self.url = url
         let endpoint = try WebSocketURL(url)
+        if endpoint.secure, let file = certificateAuthorityFile,
+           let problem = PEMFile.problem(file, .certificate, role: "certificate authority file") {
+            throw TransportError(url, .parse, problem)
+        }
         let (stream, continuation) = AsyncStream<String>.makeStream()
         messages = stream
         core = WebSocketClientCore(url: url, endpoint: endpoint, maximumMessageBytes: maximumMessageBytes,
+                                   certificateAuthorityFile: endpoint.secure ? certificateAuthorityFile : nil,
                                    continuation: continuation)
     }
 
@@ -57,7 +72,9 @@ public final class WebSocketClient: @unchecked Sendable {
 
     /// Connects and performs the WebSocket handshake; blocks until open or failed.
     /// - Parameter timeout: seconds to wait at most.
-    /// - Throws: `TransportError` `.connect` (refused, handshake rejected, closed) or `.timeout`.
+    /// - Throws: `TransportError` `.connect` (refused, handshake rejected, closed; for `wss://` also a
+    ///   certificate that fails verification: the message starts `certificate verify failed: ` and
+    ///   says why, e.g. `unable to get local issuer certificate` or `hostname mismatch`) or `.timeout`.
     ///   Also `.connect` when called a second time or after `close`.
     public func connect(timeout: Double) throws(TransportError) {
         let mayConnect = lifecycle.withLock { state -> Bool in

@@ -13,9 +13,9 @@ import Glibc
 ///   service thread starts; other threads use it only for `lws_cancel_service`, under the `shared`
 ///   lock while `contextLive` is true, which is cleared before `lws_context_destroy`.
 /// - `shared` (a `Mutex`), `forced` (an atomic) and `opened` (a semaphore) are what other threads touch.
-/// - Everything else (`wsi`, `outbox`, `assembler`, close state) is touched only by the thread running
-///   libwebsockets' callbacks: the caller of `open` during `lws_client_connect_via_info`, before the
-///   service thread starts, and then only the service thread.
+/// - Everything else (`wsi`, `outbox`, `assembler`, close state, `verificationFailure`) is touched
+///   only by the thread running libwebsockets' callbacks: the caller of `open` during
+///   `lws_client_connect_via_info`, before the service thread starts, and then only the service thread.
 /// - The C callback finds this object through the context user pointer (`lws_context_user`),
 ///   unretained: the service thread's closure keeps the core alive for as long as the context exists.
 ///   A client context has exactly one connection, so no per-session data is needed.
@@ -50,7 +50,14 @@ final class WebSocketClientCore: @unchecked Sendable {
     private let cHost: UnsafeMutablePointer<CChar>
     private let cPath: UnsafeMutablePointer<CChar>
     private let cHostHeader: UnsafeMutablePointer<CChar>
+    /// The PEM file of trusted certificate authorities (wss only); nil: the system's.
+    private let cCertificateAuthorityFile: UnsafeMutablePointer<CChar>?
+    /// The one protocol offered by ALPN over TLS: HTTP/1.1, for the WebSocket upgrade (not h2).
+    private let cALPN: UnsafeMutablePointer<CChar>
     private var context: OpaquePointer?
+    /// A `wss` client's turn among TLS handshakes (see `TLSContextGate`), set in `open` before the
+    /// service thread starts; `end()` is thread-safe and idempotent.
+    private var handshake: TLSContextGate.Handshake?
 
     // Service-thread state.
     private var wsi: OpaquePointer?
@@ -63,8 +70,11 @@ final class WebSocketClientCore: @unchecked Sendable {
     private var localClose: (code: UInt16, reason: String)?
     private var peerClose: (code: UInt16, reason: String)?
     private var closedReported = false
+    /// Why OpenSSL refused the server's certificate, when it did (from the verify callback).
+    private var verificationFailure: String?
 
-    init(url: String, endpoint: WebSocketURL, maximumMessageBytes: Int, continuation: AsyncStream<String>.Continuation) {
+    init(url: String, endpoint: WebSocketURL, maximumMessageBytes: Int, certificateAuthorityFile: String?,
+         continuation: AsyncStream<String>.Continuation) {
         self.url = url
         self.endpoint = endpoint
         self.continuation = continuation
@@ -73,6 +83,8 @@ final class WebSocketClientCore: @unchecked Sendable {
         cHost = strdup(endpoint.host)
         cPath = strdup(endpoint.pathAndQuery)
         cHostHeader = strdup(endpoint.hostHeader)
+        cCertificateAuthorityFile = certificateAuthorityFile.map { strdup($0) }
+        cALPN = strdup("http/1.1")
         protocols = .allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2)
         protocols[0].name = UnsafePointer(protocolName)
@@ -92,6 +104,8 @@ final class WebSocketClientCore: @unchecked Sendable {
         free(cHost)
         free(cPath)
         free(cHostHeader)
+        free(cCertificateAuthorityFile)
+        free(cALPN)
     }
 
     func setHandlers(message: @escaping @Sendable (String) -> Void, closed: @escaping @Sendable (UInt16?, String) -> Void) {
@@ -118,8 +132,23 @@ final class WebSocketClientCore: @unchecked Sendable {
         info.timeout_secs = 5
         info.connect_timeout_secs = UInt32(max(1, min(timeout.rounded(.up) + 1, 600)))
         info.user = Unmanaged.passUnretained(self).toOpaque()
+        if endpoint.secure {
+            // The client TLS context: the system's CAs, or only those of the given file.
+            info.options = UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+            if let cCertificateAuthorityFile {
+                info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS)
+                info.client_ssl_ca_filepath = UnsafePointer(cCertificateAuthorityFile)
+            }
+        }
         LibWebSockets.clearLastError()
-        guard let context = lws_create_context(&info) else {
+        let created: OpaquePointer?
+        if endpoint.secure {
+            let turn = TLSContextGate.createClientContext(timeout: timeout) { lws_create_context(&info) }
+            (created, handshake) = (turn?.0, turn?.1)
+        } else {
+            created = lws_create_context(&info)
+        }
+        guard let context = created else {
             finishUnopened()
             throw TransportError(url, .connect, LibWebSockets.lastError(orElse: "lws_create_context failed"))
         }
@@ -133,12 +162,19 @@ final class WebSocketClientCore: @unchecked Sendable {
         connection.origin = UnsafePointer(cHostHeader)
         connection.ietf_version_or_minus_one = -1
         connection.local_protocol_name = UnsafePointer(protocolName)
+        if endpoint.secure {
+            // Verification of the chain and of the host name (lws checks the `host` above, cut at its
+            // colon, as an IP address or DNS name) stays on: no LCCSCF_ALLOW_* or SKIP_* flag is set.
+            connection.ssl_connection = Int32(LCCSCF_USE_SSL.rawValue)
+            connection.alpn = UnsafePointer(cALPN)
+        }
         let started = lws_client_connect_via_info(&connection)
         if started == nil {
             var message = LibWebSockets.lastError(orElse: "lws_client_connect_via_info failed")
             if case .failed(let reason) = shared.withLock({ $0.outcome }) { message = reason }
             lws_context_destroy(context)
             self.context = nil
+            handshake?.end()
             finishUnopened()
             throw TransportError(url, .connect, message)
         }
@@ -202,6 +238,7 @@ final class WebSocketClientCore: @unchecked Sendable {
         }
         shared.withLock { $0.contextLive = false }
         lws_context_destroy(context)
+        handshake?.end()
         wsi = nil
         if established {
             reportClosed()
@@ -219,6 +256,7 @@ final class WebSocketClientCore: @unchecked Sendable {
             drain()
             return 0
         case LWS_CALLBACK_CLIENT_ESTABLISHED:
+            handshake?.end()
             self.wsi = wsi
             established = true
             let peer = LibWebSockets.peerAddress(of: wsi)
@@ -232,13 +270,27 @@ final class WebSocketClientCore: @unchecked Sendable {
             if outboxHead < outbox.count || closeRequested { lws_callback_on_writable(wsi) }
             return 0
         case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-            let message = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "connection error"
+            var message = "libwebsockets: " + (input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "connection error")
+            // lws reports a refused certificate as an opaque SSL error ("connect SSL err 1: error:00000001:
+            // lib(0)::reason(1)"): say what OpenSSL's verification found instead.
+            if let verificationFailure { message = "certificate verify failed: " + verificationFailure }
+            handshake?.end()
             self.wsi = nil
             if established {
                 reportClosed()
             } else {
-                shared.withLock { if case .pending = $0.outcome { $0.outcome = .failed("libwebsockets: " + message) } }
+                shared.withLock { if case .pending = $0.outcome { $0.outcome = .failed(message) } }
                 opened.signal()
+            }
+            return 0
+        case LWS_CALLBACK_OPENSSL_PERFORM_SERVER_CERT_VERIFICATION:
+            // user: the X509_STORE_CTX; length: OpenSSL's preverify_ok. lws refuses the certificate
+            // itself when preverify_ok is 0; 0 returned here adds no objection of ours.
+            if length == 0, verificationFailure == nil, let user {
+                var depth: Int32 = 0
+                let code = activespeaker_x509_verify_error(user, &depth)
+                let reason = activespeaker_x509_verify_error_string(code).map { String(cString: $0) } ?? "error \(code)"
+                verificationFailure = depth == 0 ? reason : "\(reason) (at depth \(depth) of the chain)"
             }
             return 0
         case LWS_CALLBACK_CLIENT_RECEIVE:

@@ -7,14 +7,21 @@ import Synchronization
 struct JoinCommand: Command {
     static let name = "join"
     static let summary = "Join a room of 'serve' with a microphone and print its events."
-    static let synopsis = "join --server ws://HOST:PORT --room ID --token T [--mic FILE|alsa:NAME|none] [options]"
+    static let synopsis = "join --server ws[s]://HOST:PORT --room ID --token T [--mic FILE|alsa:NAME|none] [options]"
     static let overview = """
         A client built on the CallClient SDK: joins the room, publishes the
         microphone as Opus/RTP, receives the others' audio, and prints every
         meeting event as a JSON line.
         """
     static let options: [OptionSpec] = [
-        .value("server", "URL", help: "The server, ws://127.0.0.1:8080 (IPv6: ws://[::1]:8080)."),
+        .value("server", "URL", help: """
+            The server, ws://127.0.0.1:8080 (IPv6: ws://[::1]:8080), or
+            wss://HOST:PORT for TLS (the certificate is verified).
+            """),
+        .value("ca", "FILE", help: """
+            For wss: trust the certificate authorities in this PEM file
+            instead of the system's (a private or test CA).
+            """),
         .value("room", "ID", help: "The room id."),
         .value("token", "TOKEN", help: "A token of the room (activespeaker token)."),
         .value("mic", "FILE|alsa:NAME|none", help: """
@@ -58,10 +65,15 @@ struct JoinCommand: Command {
 
     init(_ options: ParsedOptions) throws(CommandError) {
         guard let server = options.value("server") else { throw .usage("missing --server ws://HOST:PORT") }
-        guard server.hasPrefix("ws://") else { throw .usage("--server \(server): expected ws://HOST:PORT") }
+        let secure = server.lowercased().hasPrefix("wss://")
+        guard secure || server.lowercased().hasPrefix("ws://") else {
+            throw .usage("--server \(server): expected ws://HOST:PORT or wss://HOST:PORT")
+        }
+        if options.value("ca") != nil && !secure { throw .usage("--ca is for a wss:// server") }
         guard let room = options.value("room") else { throw .usage("missing --room") }
         guard let token = options.value("token") else { throw .usage("missing --token") }
         var configuration = MeetingConfiguration(server: server, roomId: room, token: token)
+        configuration.certificateAuthorityFile = options.value("ca")
         configuration.micEnabled = !options.has("muted")
         if let name = options.value("name") {
             guard !name.isEmpty, name.count <= 128 else { throw .usage("--name: 1-128 characters") }

@@ -1,5 +1,6 @@
 import CallProtocol
 import CallServer
+import CallTransport
 import Foundation
 import SpeakerCore
 import SpeakerIO
@@ -24,6 +25,11 @@ struct ServeCommand: Command {
     static let options: [OptionSpec] = [
         .value("listen", "HOST:PORT", help: "HTTP/WebSocket address (default 127.0.0.1:8080; port 0: any)."),
         .value("rtp", "HOST:PORT", help: "RTP (UDP) address (default: the listen host, port 0: any)."),
+        .value("tls-cert", "FILE", help: """
+            Serve https and wss with this certificate chain (PEM: the
+            server's certificate, then intermediates). Needs --tls-key.
+            """),
+        .value("tls-key", "FILE", help: "The private key of --tls-cert (PEM, unencrypted)."),
         .value("secret", "TEXT", help: "Token secret, at least 16 characters (or $ACTIVESPEAKER_SECRET)."),
         .value("room", "ID", repeatable: true, help: "Create this room at start. Repeatable."),
         .value("max-participants", "N", help: "Participants per room (default 16)."),
@@ -52,7 +58,7 @@ struct ServeCommand: Command {
 
     static let epilogue = """
         OUTPUT: one JSON line per server event on standard output:
-          {"type":"listening","http":8080,"rtp":40000}
+          {"type":"listening","http":8080,"rtp":40000,"tls":false}  (true: https, wss)
           {"type":"room-opened","room":"standup"}
           {"type":"participant-joined","room":"standup","participant":"alice","ssrc":123}
           {"type":"speaker-changed","room":"standup","participant":"alice","t":3.21}
@@ -65,8 +71,11 @@ struct ServeCommand: Command {
           activespeaker serve --room demo --secret my-secret-of-16-chars
           activespeaker token --secret my-secret-of-16-chars --room demo --participant alice
           activespeaker join --server ws://127.0.0.1:8080 --room demo --token T --mic alice.wav
+          With TLS: serve --tls-cert server.pem --tls-key server.key …, then
+          join --server wss://HOST:8080 --ca ca.pem … (docs/call.md, TLS).
 
-        EXIT STATUS: 0 after Ctrl-C or --duration; 1 if a port cannot be bound; 64 usage.
+        EXIT STATUS: 0 after Ctrl-C or --duration; 1 if a port cannot be bound or a
+        TLS file cannot be used; 64 usage.
         """
 
     let configuration: RoomServerConfiguration
@@ -83,6 +92,14 @@ struct ServeCommand: Command {
         configuration.host = host
         configuration.port = address.port
         configuration.rtpAddress = options.value("rtp") ?? (host.contains(":") ? "[\(host)]:0" : "\(host):0")
+        switch (options.value("tls-cert"), options.value("tls-key")) {
+        case (let certificate?, let key?):
+            configuration.tls = TLSIdentity(certificateChainPath: certificate, privateKeyPath: key)
+        case (nil, nil):
+            break
+        default:
+            throw .usage("--tls-cert and --tls-key go together: give both or neither")
+        }
         let secretText = options.value("secret") ?? ProcessInfo.processInfo.environment["ACTIVESPEAKER_SECRET"]
         if let secretText {
             guard let secret = TokenSecret(secretText) else { throw .usage("--secret: at least 16 characters") }
