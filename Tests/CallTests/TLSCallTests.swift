@@ -57,9 +57,9 @@ struct TLSCallTests {
         bob.addEventListener(messages)
         try await alice.join()
         try await bob.join()
-        #expect(await CallTestServer.eventually { alice.participants.map(\.id) == ["alice", "bob"] }, "\(alice.participants)")
+        #expect(await Waiting.until { alice.participants.map(\.id) == ["alice", "bob"] }, "\(alice.participants)")
         alice.send(.text("hello over wss"), to: "bob")
-        #expect(await CallTestServer.eventually { messages.received.withLock { $0 } == ["alice: hello over wss"] })
+        #expect(await Waiting.until { messages.received.withLock { $0 } == ["alice: hello over wss"] })
         alice.leave()
         bob.leave()
     }

@@ -28,7 +28,7 @@ struct TLSTests {
         recorder.attach(to: client)
         try client.connect(timeout: 10)
         client.send("still serving")
-        return eventually { recorder.messages == ["still serving"] }
+        return Waiting.until { recorder.messages == ["still serving"] }
     }
 
     @Test("wss echo with the test CA, by IP address and by name", arguments: ["127.0.0.1", "localhost"])
@@ -45,14 +45,14 @@ struct TLSTests {
         try client.connect(timeout: 10)
         client.send("héllo over TLS")
         client.send(String(repeating: "x", count: 60_000))
-        #expect(eventually { recorder.messages.count == 2 })
+        #expect(Waiting.until { recorder.messages.count == 2 })
         #expect(recorder.messages.first == "héllo over TLS")
         #expect(recorder.messages.last?.count == 60_000)
         let opened = try #require(delegate.opened.first)
         #expect(opened.path == "/v1/signal" && opened.query == ["room": "standup"])
         #expect(opened.peer.port == client.localAddress?.port)
         client.close()
-        #expect(eventually { delegate.closed == [opened.connection] })
+        #expect(Waiting.until { delegate.closed == [opened.connection] })
         #expect(recorder.closed?.code == 1000)
     }
 
@@ -154,7 +154,7 @@ struct TLSTests {
             }
         }
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
-        #expect(eventually { delegate.opened.count == 28 })
+        #expect(Waiting.until { delegate.opened.count == 28 })
     }
 
     @Test("A server's unusable certificate or key is a listen error naming the file")
