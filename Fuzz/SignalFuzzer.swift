@@ -9,7 +9,8 @@
 /// message that parses must satisfy its decoder's checks and survive `.json` and a second parse:
 /// - a client message comes back equal, and its JSON is a fixed point (the same text again);
 /// - a server message comes back equal once its time is rounded to the millisecond, which is what
-///   `.json` writes; its JSON is a fixed point whenever that rounding is (all but times of 2^51 ms and more).
+///   `.json` writes (a time from about 1.8e305 s on, where `time * 1000` overflows, is whole and kept);
+///   its JSON is a fixed point whenever that rounding is (it need not be from about 2^51 ms on).
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func signalFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
@@ -66,10 +67,13 @@ private func checkServerMessage(_ text: String) {
 
 /// The message with its time as `.json` writes it: rounded to the millisecond.
 private func millisecondRounded(_ message: ServerMessage) -> ServerMessage {
+    func rounded(_ time: Double) -> Double {
+        let milliseconds = (time * 1000).rounded() / 1000
+        return milliseconds.isFinite ? milliseconds : time
+    }
     switch message {
-    case .speakerChanged(let id, let time): .speakerChanged(id, time: (time * 1000).rounded() / 1000)
-    case .audioLevels(let time, let levels, let speaking):
-        .audioLevels(time: (time * 1000).rounded() / 1000, levels: levels, speaking: speaking)
-    default: message
+    case .speakerChanged(let id, let time): return .speakerChanged(id, time: rounded(time))
+    case .audioLevels(let time, let levels, let speaking): return .audioLevels(time: rounded(time), levels: levels, speaking: speaking)
+    default: return message
     }
 }
