@@ -279,11 +279,11 @@ extension ServerMessage {
             var w = Wire(type: "speaker-changed")
             w.participantId = id
             if id == nil { w.nullKeys.append(.participantId) }
-            w.t = (time * 1000).rounded() / 1000
+            w.t = Self.milliseconds(time)
             return w
         case .audioLevels(let time, let levels, let speaking):
             var w = Wire(type: "audio-levels")
-            w.t = (time * 1000).rounded() / 1000
+            w.t = Self.milliseconds(time)
             w.levels = levels
             w.speaking = speaking
             return w
@@ -300,6 +300,14 @@ extension ServerMessage {
             return w
         case .pong: return Wire(type: "pong")
         }
+    }
+
+    /// `time` rounded to the millisecond, as `t` is written. A time from about 1.8e305 s on, where
+    /// `time * 1000` overflows to infinity (which JSON cannot carry), is a whole number already and is
+    /// written as it is.
+    static func milliseconds(_ time: Double) -> Double {
+        let rounded = (time * 1000).rounded() / 1000
+        return rounded.isFinite ? rounded : time
     }
 
     /// Parses one server message.

@@ -42,6 +42,17 @@ import CallProtocol
             .contains(#""speakerId":null"#))
     }
 
+    /// Found by Fuzz/SignalFuzzer.swift (seed regression-huge-time): a time from about 1.8e305 s on was
+    /// parsed, and then `.json` trapped, its milliseconds having overflowed to infinity.
+    @Test func aTimeTooLargeForMillisecondsIsWrittenAsItIs() throws {
+        let message = try ServerMessage(json: #"{"type":"speaker-changed","participantId":"alice","t":2.341E+305}"#)
+        #expect(message == .speakerChanged("alice", time: 2.341e305))
+        #expect(try ServerMessage(json: message.json) == message)
+        let levels = ServerMessage.audioLevels(time: -.greatestFiniteMagnitude, levels: ["alice": -20], speaking: [])
+        #expect(try ServerMessage(json: levels.json) == levels)
+        #expect(ServerMessage.speakerChanged(nil, time: 0.0004).json == #"{"participantId":null,"t":0,"type":"speaker-changed"}"#)
+    }
+
     @Test func wireNamesAreTheDocumentedOnes() {
         #expect(ClientMessage.muteMic.json == #"{"type":"mute-mic"}"#)
         #expect(ClientMessage.join(token: "T", mic: true, webcam: false, rtpPort: 5000).json
