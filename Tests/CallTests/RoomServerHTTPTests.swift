@@ -29,16 +29,21 @@ import Testing
         signal.close()
     }
 
+    /// `POST /v1/rooms/room/ingest` for participant `lobby` from `source`, as a server-wide moderator.
+    static func addIngest(source: String, to server: RoomServer) -> HTTPResponse {
+        let request = HTTPRequest(
+            method: "POST", path: "/v1/rooms/room/ingest", headers: ["authorization": "Bearer \(CallTestServer.adminToken())"],
+            body: Array(#"{"participantId":"lobby","source":"\#(source)"}"#.utf8))
+        return server.handle(request, from: PeerAddress(host: "127.0.0.1", port: 50000))
+    }
+
     /// Hardening item 11: ingest sources were resolved with a blocking getaddrinfo on the signalling
     /// thread, and `[::1]`/`0.0.0.0` were accepted on an IPv4 RTP socket, where they can never match.
     @Test(arguments: ["[::1]:5004", "::1", "0.0.0.0", "0.0.0.0:5004", "localhost", "localhost:5004", "example.invalid"])
     func ingestSourcesAreNumericAndReachable(source: String) throws {
         let server = try CallTestServer.server()
         defer { server.stop() }
-        let request = HTTPRequest(
-            method: "POST", path: "/v1/rooms/room/ingest", headers: ["authorization": "Bearer \(CallTestServer.adminToken())"],
-            body: Array(#"{"participantId":"lobby","source":"\#(source)"}"#.utf8))
-        let answer = server.handle(request, from: PeerAddress(host: "127.0.0.1", port: 50000))
+        let answer = Self.addIngest(source: source, to: server)
         #expect(answer.status == 400, "\(String(decoding: answer.body, as: UTF8.self))")
         #expect(String(decoding: answer.body, as: UTF8.self).contains("4007"))
     }
@@ -47,10 +52,7 @@ import Testing
     func numericIPv4SourcesAreAccepted(source: String) throws {
         let server = try CallTestServer.server()
         defer { server.stop() }
-        let request = HTTPRequest(
-            method: "POST", path: "/v1/rooms/room/ingest", headers: ["authorization": "Bearer \(CallTestServer.adminToken())"],
-            body: Array(#"{"participantId":"lobby","source":"\#(source)"}"#.utf8))
-        let answer = server.handle(request, from: PeerAddress(host: "127.0.0.1", port: 50000))
+        let answer = Self.addIngest(source: source, to: server)
         #expect(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
     }
 }

@@ -276,13 +276,4 @@ final class SilentListener {
     }
 
     deinit { Glibc.close(fd) }
-
-    /// Whether the peer has closed the connection (end of stream or an error is waiting); never blocks.
-    var peerClosed: Bool {
-        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&descriptor, 1, 0) > 0 else { return false }
-        if descriptor.revents & Int16(POLLERR | POLLHUP) != 0 { return true }
-        var byte: UInt8 = 0
-        return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) <= 0
-    }
 }
