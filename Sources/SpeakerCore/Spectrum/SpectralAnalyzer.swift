@@ -64,9 +64,9 @@ final class SpectralAnalyzer {
     /// about −96 dBFS): what a stream carries before its microphone opens, while muted, in a DTX pause
     /// or a packet gap (the engine zero-fills those). No room is that quiet.
     static let digitalSilenceMeanSquare: Float = 1e-9
-    /// Hops of digital silence (0.1 s) after which sound starts the stream afresh: the noise floor
-    /// learnt before (or the silence itself) says nothing about the room that is heard now.
-    static let silenceBeforeRestart = 10
+    /// Hops of digital silence (0.1 s) after which sound refills the analysis window before it is
+    /// measured (a shorter gap is a lost packet or two inside sound).
+    static let silenceBeforeRefill = 10
     /// Size of the inverse transform for periodicity: bins 0…128 (0–4 kHz) read as an 8 kHz spectrum.
     static let autocorrelationSize = 256
     /// Autocorrelation lags searched, in 8 kHz samples: 2.5 ms (400 Hz) to 12 ms (83 Hz).
@@ -139,16 +139,19 @@ final class SpectralAnalyzer {
             (base + n - hopSize).update(from: hop.baseAddress!, count: hopSize)
             features.windowEnergyDBFS = Levels.dBFS(meanSquare: Kernels.sumOfSquares(UnsafeBufferPointer(history)) / Float(n))
         }
-        // Sound after digital silence (a stream's start, an unmute, a DTX pause, a gap): the noise floor
-        // measured on silence would make the room's noise, as it starts, look like loud speech. Start
-        // afresh, as at the stream's first hop: refill the window and learn the floor from what comes.
-        if meanSquare < Self.digitalSilenceMeanSquare {
+        // Digital silence (before a microphone opens, while muted, in a DTX pause or a packet gap) says
+        // nothing about the room: the noise tracker does not learn from it, or the room's noise, when it
+        // starts, would look like loud speech against a floor of silence. A stream's first sound (after
+        // however little silence: a jitter buffer's first hops) starts the floor afresh from that sound;
+        // sound after a longer silence keeps the floor learnt before it (the room is the same after a
+        // DTX pause, and speech resuming is speech). Either way the window refills first, so that no
+        // spectrum shows the edge between silence and sound.
+        let silent = meanSquare < Self.digitalSilenceMeanSquare
+        if silent {
             state.silentHops += 1
         } else {
-            // The stream's first sound (after however little silence: a jitter buffer's first hops), or
-            // sound after `silenceBeforeRestart` hops of silence.
-            if state.silentHops > 0, !state.heardSound || state.silentHops >= Self.silenceBeforeRestart {
-                state.noise.reset()
+            if state.silentHops > 0, !state.heardSound || state.silentHops >= Self.silenceBeforeRefill {
+                if !state.heardSound { state.noise.reset() }
                 state.hopsSeen = 0
             }
             state.silentHops = 0
@@ -237,7 +240,7 @@ final class SpectralAnalyzer {
                 totalPower += value
                 k += 1
             }
-            state.noise.update(power: UnsafeBufferPointer(p), frames: framesSinceAnalysis)
+            if !silent { state.noise.update(power: UnsafeBufferPointer(p), frames: framesSinceAnalysis) }
         }
         features.centroidHz = totalPower > 0 ? weightedSum / totalPower * AnalysisFormat.binSpacing : 0
 
