@@ -44,16 +44,11 @@ struct NoiseTracker {
         noise = [Float](repeating: minimumPower, count: binCount)
     }
 
-    /// Forgets everything learnt, in place (no allocation): the next `update` starts the estimate afresh.
+    /// Forgets everything learnt.
     mutating func reset() {
-        for k in smoothed.indices { smoothed[k] = 0 }
-        for k in currentMinimum.indices { currentMinimum[k] = .greatestFiniteMagnitude }
-        for k in pastMinima.indices { pastMinima[k] = .greatestFiniteMagnitude }
-        for k in pastMinimum.indices { pastMinimum[k] = .greatestFiniteMagnitude }
-        for k in noise.indices { noise[k] = minimumPower }
-        framesInSubwindow = 0
-        nextRow = 0
-        started = false
+        self = NoiseTracker(
+            binCount: binCount, smoothing: smoothing, subwindowFrames: subwindowFrames,
+            subwindowCount: subwindowCount, bias: bias, minimumPower: minimumPower)
     }
 
     /// Takes one frame's power spectrum and updates the noise estimate. Real-time safe.

@@ -19,12 +19,10 @@ struct SpectralState {
         for band in 0..<SpectralBands.count { bands[band] = bandHistory[row * SpectralBands.count + band] }
         return bands
     }
-    /// Hops seen, up to the number that fills the window; back to 0 when sound resumes after digital silence.
+    /// Hops seen, up to the number that fills the window; back to 0 when sound follows digital silence.
     var hopsSeen = 0
     /// Consecutive hops of digital silence (below `SpectralAnalyzer.digitalSilenceMeanSquare`).
     var silentHops = 0
-    /// Whether any hop of the stream has carried sound (not digital silence).
-    var heardSound = false
     /// Power of the noise estimate after a first-difference filter, at the last full analysis, dBFS:
     /// comparable with a hop's first-difference energy.
     var differencedNoiseDBFS: Float = Levels.floorDBFS
@@ -60,13 +58,10 @@ struct SpectralState {
 final class SpectralAnalyzer {
     /// Per-bin power below which noise is not tracked: about −96 dBFS spread over all bins.
     static let minimumBinPower: Float = 1e-12
-    /// A hop's mean square below which it is digital silence (−90 dBFS: zeros, or 16-bit dither at
-    /// about −96 dBFS): what a stream carries before its microphone opens, while muted, in a DTX pause
-    /// or a packet gap (the engine zero-fills those). No room is that quiet.
+    /// A hop's mean square below which it is digital silence: −90 dBFS, `Engine.digitalSilenceDBFS`.
     static let digitalSilenceMeanSquare: Float = 1e-9
-    /// Hops of digital silence (0.1 s) after which sound refills the analysis window before it is
-    /// measured (a shorter gap is a lost packet or two inside sound).
-    static let silenceBeforeRefill = 10
+    /// Hops of digital silence (30 ms) after which sound refills the window before it is measured.
+    static let silenceBeforeRefill = 3
     /// Size of the inverse transform for periodicity: bins 0…128 (0–4 kHz) read as an 8 kHz spectrum.
     static let autocorrelationSize = 256
     /// Autocorrelation lags searched, in 8 kHz samples: 2.5 ms (400 Hz) to 12 ms (83 Hz).
@@ -139,23 +134,14 @@ final class SpectralAnalyzer {
             (base + n - hopSize).update(from: hop.baseAddress!, count: hopSize)
             features.windowEnergyDBFS = Levels.dBFS(meanSquare: Kernels.sumOfSquares(UnsafeBufferPointer(history)) / Float(n))
         }
-        // Digital silence (before a microphone opens, while muted, in a DTX pause or a packet gap) says
-        // nothing about the room: the noise tracker does not learn from it, or the room's noise, when it
-        // starts, would look like loud speech against a floor of silence. A stream's first sound (after
-        // however little silence: a jitter buffer's first hops) starts the floor afresh from that sound;
-        // sound after a longer silence keeps the floor learnt before it (the room is the same after a
-        // DTX pause, and speech resuming is speech). Either way the window refills first, so that no
-        // spectrum shows the edge between silence and sound.
-        let silent = meanSquare < Self.digitalSilenceMeanSquare
-        if silent {
+        // Sound after digital silence (a stream's start, an unmute, a DTX pause, a gap): a window holding
+        // both shows the edge between them, whose spectrum (a click) is loud and broadband. Measure
+        // nothing spectral until the window holds the sound throughout, as at a stream's start.
+        if meanSquare < Self.digitalSilenceMeanSquare {
             state.silentHops += 1
         } else {
-            if state.silentHops > 0, !state.heardSound || state.silentHops >= Self.silenceBeforeRefill {
-                if !state.heardSound { state.noise.reset() }
-                state.hopsSeen = 0
-            }
+            if state.silentHops >= Self.silenceBeforeRefill { state.hopsSeen = 0 }
             state.silentHops = 0
-            state.heardSound = true
         }
         // Until the window holds real audio throughout, the spectrum would show the edge of the
         // zeros it started with: measure nothing spectral and teach the noise tracker nothing.
@@ -240,7 +226,7 @@ final class SpectralAnalyzer {
                 totalPower += value
                 k += 1
             }
-            if !silent { state.noise.update(power: UnsafeBufferPointer(p), frames: framesSinceAnalysis) }
+            state.noise.update(power: UnsafeBufferPointer(p), frames: framesSinceAnalysis)
         }
         features.centroidHz = totalPower > 0 ? weightedSum / totalPower * AnalysisFormat.binSpacing : 0
 
