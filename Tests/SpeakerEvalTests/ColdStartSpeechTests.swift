@@ -33,22 +33,29 @@ import TestSupport
         let bob = try Self.bob()
         let plain = try #require(try Self.firstOnset(bob))
         let delayed = try #require(try Self.firstOnset(Synthesis.digitalSilence(seconds: 2, dithered: dithered) + bob))
-        // Measured: 0.33 s later than alone (as before the silence rules; the classifier, asked from
-        // the first frame after silence, takes that long to hear his first word as speech).
         let late = delayed - (plain + 2)
-        #expect(late >= -0.05 && late <= 0.4, "first speech at \(delayed) s, \(plain + 2) s expected")
+        // Known issue (issue 13): after dithered silence his room noise starting is taken for speech
+        // (2.02 s, 1.2 s early); after zeros he is found 0.33 s late.
+        withKnownIssue("issue 13: the room's noise after digital silence is taken for speech") {
+            #expect(late >= -0.05, "first speech at \(delayed) s, \(plain + 2) s expected")
+        } when: { dithered }
+        #expect(late <= 0.4, "first speech at \(delayed) s, \(plain + 2) s expected")
     }
 
-    /// A DTX pause (1 s of digital silence) between two takes of the same talk: his room noise resuming
-    /// is not speech (on d371471 it started an utterance at once), and the second take is found as the
-    /// first was, its first onset 0.32 s later than alone (measured; as on d371471).
+    /// A DTX pause (1 s of dithered digital silence) between two takes of the same talk: the second take is found
+    /// as the first was (its first onset 0.32 s later than alone, measured). Known issue (issue 13): his
+    /// room noise resuming after the pause starts an utterance (at 26.02 s).
     @Test func speechAfterADTXPauseIsFoundAsBefore() throws {
         let bob = try Self.bob()
         let plain = try Self.onsets(bob)
-        let pause = Synthesis.digitalSilence(seconds: 1, dithered: false)
+        let pause = Synthesis.digitalSilence(seconds: 1, dithered: true)
         let twice = try Self.onsets(bob + pause + bob)
         let offset = Double(bob.count) / 16000 + 1
-        let second = twice.filter { $0 >= offset - 0.5 }
+        let resumed = twice.filter { $0 >= offset - 0.5 && $0 < offset + plain[0] - 0.5 }
+        withKnownIssue("issue 13: noise resuming after digital silence is taken for speech") {
+            #expect(resumed.isEmpty, "an utterance as the room resumes: \(resumed)")
+        }
+        let second = twice.filter { $0 >= offset + plain[0] - 0.5 }
         try #require(!plain.isEmpty && second.count == plain.count, "once: \(plain); twice: \(twice)")
         for (index, (alone, again)) in zip(plain, second).enumerated() {
             let late = again - offset - alone

@@ -45,14 +45,6 @@ public final class Engine {
     /// (dev) and raised real-audio dev F1 0.695 → 0.703, for 0.9 points more music-only frames taken
     /// for speech.
     private static let onsetContext: Float = 0.15
-    /// A hop below this energy is digital silence (zeros, or 16-bit dither at about −96 dBFS): before a
-    /// microphone opens, while muted, in a DTX pause or a packet gap (zero-filled). No room is that quiet.
-    static let digitalSilenceDBFS: Float = -90
-    /// For this long after digital silence (0.5 s), the rules never decide alone: sound then has no
-    /// floor to stand against but silence, and the room's noise starting (a rumble, brown or pink
-    /// noise) passes the rules' loudness and periodicity tests as speech would. The classifier judges
-    /// from the first sounding frame.
-    private static let hopsAfterSilenceForClassifier = 50
     /// Weight of a sounding frame in a stream's music average: 1 − exp(−10 ms / 1 s).
     private static let musicAveraging: Float = 0.009_950_2
     /// Sources compared with each leakage candidate, at most.
@@ -321,7 +313,6 @@ public final class Engine {
                 hop: hop, state: &channel.spectral, mayRest: !channel.vad.speaking, configuration: configuration.vad)
         }
         channel.features = features
-        channel.hopsSinceSilence = features.energyDBFS < Self.digitalSilenceDBFS ? 0 : min(channel.hopsSinceSilence + 1, Int.max / 2)
         channel.context.update(features)
         let tonal = channel.tone.update(features, configuration: configuration.vad)
         // The classifier judges sounding frames only (no other frame can be speech evidence), once the
@@ -334,9 +325,7 @@ public final class Engine {
                 channel.classifierCountdown = configuration.vad.classifierInterval
             }
             channel.musicAverage += Self.musicAveraging * (channel.classes.music - channel.musicAverage)
-            let rulesAlone = channel.context.recentSounding < Self.onsetContext
-                && channel.hopsSinceSilence > Self.hopsAfterSilenceForClassifier
-            speechLike = rulesAlone
+            speechLike = channel.context.recentSounding < Self.onsetContext
                 || (channel.classes.speech >= configuration.vad.speechProbability
                     && (configuration.vad.musicVeto >= 1 || channel.musicAverage < configuration.vad.musicVeto))
         }

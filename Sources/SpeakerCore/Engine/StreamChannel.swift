@@ -18,8 +18,6 @@ final class StreamChannel {
     @exclusivity(unchecked) var classifierCountdown = 0
     /// The classifier's music probability averaged over the stream's recent sounding frames (τ 1 s).
     @exclusivity(unchecked) var musicAverage: Float = 0
-    /// Hops since the stream last carried digital silence (`Engine.digitalSilenceDBFS`), up to a limit.
-    @exclusivity(unchecked) var hopsSinceSilence = Int.max / 2
     @exclusivity(unchecked) var activity = SpeakerObservation()
     @exclusivity(unchecked) var statistics = TalkStatistics()
 

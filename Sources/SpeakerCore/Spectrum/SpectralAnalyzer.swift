@@ -19,10 +19,8 @@ struct SpectralState {
         for band in 0..<SpectralBands.count { bands[band] = bandHistory[row * SpectralBands.count + band] }
         return bands
     }
-    /// Hops seen, up to the number that fills the window; back to 0 when sound follows digital silence.
+    /// Hops seen, up to the number that fills the window.
     var hopsSeen = 0
-    /// Consecutive hops of digital silence (below `SpectralAnalyzer.digitalSilenceMeanSquare`).
-    var silentHops = 0
     /// Power of the noise estimate after a first-difference filter, at the last full analysis, dBFS:
     /// comparable with a hop's first-difference energy.
     var differencedNoiseDBFS: Float = Levels.floorDBFS
@@ -58,10 +56,6 @@ struct SpectralState {
 final class SpectralAnalyzer {
     /// Per-bin power below which noise is not tracked: about −96 dBFS spread over all bins.
     static let minimumBinPower: Float = 1e-12
-    /// A hop's mean square below which it is digital silence: −90 dBFS, `Engine.digitalSilenceDBFS`.
-    static let digitalSilenceMeanSquare: Float = 1e-9
-    /// Hops of digital silence (30 ms) after which sound refills the window before it is measured.
-    static let silenceBeforeRefill = 3
     /// Size of the inverse transform for periodicity: bins 0…128 (0–4 kHz) read as an 8 kHz spectrum.
     static let autocorrelationSize = 256
     /// Autocorrelation lags searched, in 8 kHz samples: 2.5 ms (400 Hz) to 12 ms (83 Hz).
@@ -133,15 +127,6 @@ final class SpectralAnalyzer {
             base.update(from: base + hopSize, count: n - hopSize)
             (base + n - hopSize).update(from: hop.baseAddress!, count: hopSize)
             features.windowEnergyDBFS = Levels.dBFS(meanSquare: Kernels.sumOfSquares(UnsafeBufferPointer(history)) / Float(n))
-        }
-        // Sound after digital silence (a stream's start, an unmute, a DTX pause, a gap): a window holding
-        // both shows the edge between them, whose spectrum (a click) is loud and broadband. Measure
-        // nothing spectral until the window holds the sound throughout, as at a stream's start.
-        if meanSquare < Self.digitalSilenceMeanSquare {
-            state.silentHops += 1
-        } else {
-            if state.silentHops >= Self.silenceBeforeRefill { state.hopsSeen = 0 }
-            state.silentHops = 0
         }
         // Until the window holds real audio throughout, the spectrum would show the edge of the
         // zeros it started with: measure nothing spectral and teach the noise tracker nothing.
