@@ -100,9 +100,12 @@ private func checkSigned(claims reader: inout ByteReader) {
     switch checkVerify(text, resigning: false) {
     case .success(let read):
         precondition(validClaims && text.utf8.count <= 4096 && now < expiresAt, "accepted \(token)")
-        let expectedName = displayName.isEmpty || displayName.count > 128 ? participant : displayName
+        // A name the verifier cannot use (empty, over 128 characters) reads as none: the participant id,
+        // not signed.
+        let usable = !displayName.isEmpty && displayName.count <= 128
         var expected = token
-        expected.displayName = expectedName
+        expected.displayName = usable ? displayName : participant
+        expected.hasSignedName = usable
         precondition(read == expected, "\(token) came back as \(read)")
     case .failure(let error):
         precondition(!validClaims || text.utf8.count > 4096 || now >= expiresAt, "refused \(token): \(error)")
