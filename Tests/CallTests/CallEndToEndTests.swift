@@ -114,10 +114,12 @@ import TestSupport
         let opened = try #require(serverTimes.first { $0.0 == "room-opened" }?.2, "\(events)")
         for (name, turns) in plan {
             let joined = try #require(serverTimes.first { $0.0 == "participant-joined" && $0.1 == name }?.2, "\(events)")
-            // The client's microphone starts within a moment of its join.
+            // The client's microphone starts within a moment of its join. On a loaded machine (both cores
+            // busy) the join's logged server time was seen more than 0.5 s off its first audio (2026-12-01):
+            // the margins below are 1 s.
             let turn = (turns[0].lowerBound + joined - opened)...(turns[0].upperBound + joined - opened)
             let mine = speech.filter { $0.speaker == name }
-            #expect(mine.allSatisfy { $0.start > turn.lowerBound - 0.3 && $0.end < turn.upperBound + 1.5 }, "\(name): \(mine), turn \(turn)")
+            #expect(mine.allSatisfy { $0.start > turn.lowerBound - 1 && $0.end < turn.upperBound + 1.5 }, "\(name): \(mine), turn \(turn)")
             #expect(!mine.isEmpty)
             let audio = try AudioFile(path: folder + "/\(name).opus")
             #expect(audio.sampleRate == 16000)
@@ -128,7 +130,7 @@ import TestSupport
                 return (slice.reduce(0.0) { $0 + Double($1 * $1) } / Double(max(slice.count, 1))).squareRoot()
             }
             #expect(rms((turn.lowerBound + 0.3)...(turn.upperBound - 0.2)) > 0.02, "\(name)")
-            #expect(rms(0...(turn.lowerBound - 0.5)) < 0.002, "\(name)")
+            #expect(rms(0...(turn.lowerBound - 1)) < 0.002, "\(name)")
         }
         #expect(events.contains(#""type":"speaker-changed""#) && events.contains(#""type":"participant-joined""#))
     }

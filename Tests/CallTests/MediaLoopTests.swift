@@ -180,15 +180,14 @@ import TestSupport
         _ = huge.withUnsafeBytes { publisher.send($0, to: server) }
         #expect(await Waiting.until { loop.statistics.oversized == 1 }, "\(loop.statistics)")
 
-        // 1,000 packets in ten quick batches (each small enough for the socket's buffer): the burst and
-        // the rate are forwarded, the rest dropped.
+        // 1,000 packets at once (about 1 MB in the kernel, within the socket's 4 MiB buffer): the burst
+        // and what the rate adds meanwhile are forwarded, the rest dropped. Waiting for 900 of them to be
+        // counted leaves room for a kernel that drops a few.
         let packet = try Self.packet()
-        for batch in 1...10 {
-            packet.withUnsafeBytes { bytes in
-                for _ in 0..<100 { _ = publisher.send(bytes, to: server) }
-            }
-            #expect(await Waiting.until { let s = loop.statistics; return s.accepted + s.overBudget == 100 * batch }, "\(loop.statistics)")
+        packet.withUnsafeBytes { bytes in
+            for _ in 0..<1000 { _ = publisher.send(bytes, to: server) }
         }
+        #expect(await Waiting.until { let s = loop.statistics; return s.accepted + s.overBudget >= 900 }, "\(loop.statistics)")
         #expect(await Self.ticks(5, of: watcher))
         let statistics = loop.statistics
         let seconds = Double(watcher.ticks) / 100
