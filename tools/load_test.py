@@ -87,6 +87,8 @@ def main():
     parser.add_argument("--slot", type=float, default=4)
     parser.add_argument("--binary", default=".build/release/activespeaker")
     parser.add_argument("--json")
+    parser.add_argument("--min-turns", type=int, default=None,
+                        help="turns each room must name (default: half the slots, at least 2)")
     options = parser.parse_args()
     if not os.access(options.binary, os.X_OK):
         sys.exit(f"load_test: {options.binary} not found; build it (swift build -c release)")
@@ -188,7 +190,8 @@ def main():
         rotation_breaks = sum(1 for a, b in zip(named, named[1:]) if int(b[1:]) != (int(a[1:]) + 1) % options.clients)
         per_room[room] = {"changes": len(logged), "checkedChanges": len(expected), "turns": len(named),
                           "rotationBreaks": rotation_breaks}
-        if len(named) < max(2, int(options.seconds / options.slot) // 2):
+        if len(named) < (options.min_turns if options.min_turns is not None
+                         else max(2, int(options.seconds / options.slot) // 2)):
             failures.append(f"{room}: only {len(named)} turns named in {options.seconds:.0f} s")
     participants = options.rooms * options.clients
     stats = next((e for e in server_events if e.get("type") == "stats"), {})
