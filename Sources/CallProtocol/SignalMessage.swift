@@ -40,266 +40,130 @@ public enum ServerMessage: Sendable, Hashable {
     case pong
 }
 
-/// Every field any message has, for Codable; `type` selects which are meaningful.
-private struct Wire: Codable {
-    var type: String
-    var token: String?
-    var mic: Bool?
-    var webcam: Bool?
-    var rtpPort: Int?
-    var kind: StreamKind?
-    var text: String?
-    var data: String?
-    var to: String?
-    var from: String?
-    var participantId: String?
-    var displayName: String?
-    var roomId: String?
-    var participants: [ParticipantInfo]?
-    var participant: ParticipantInfo?
-    var speakerId: String?
-    var media: MediaDescription?
-    var reason: LeaveReason?
-    var muted: Bool?
-    var by: String?
-    var t: Double?
-    var levels: [String: Double]?
-    var speaking: [String]?
-    var code: Int?
-    var message: String?
-    /// Keys written as `null` when their value is nil (`speakerId`, `participantId` of speaker-changed).
-    var nullKeys: [CodingKeys] = []
-
-    init(type: String) { self.type = type }
-
-    enum CodingKeys: String, CodingKey {
-        case type, token, mic, webcam, rtpPort, kind, text, data, to, from, participantId, displayName, roomId, participants,
-            participant, speakerId, media, reason, muted, by, t, levels, speaking, code, message
-    }
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        type = try c.decode(String.self, forKey: .type)
-        token = try c.decodeIfPresent(String.self, forKey: .token)
-        mic = try c.decodeIfPresent(Bool.self, forKey: .mic)
-        webcam = try c.decodeIfPresent(Bool.self, forKey: .webcam)
-        rtpPort = try c.decodeIfPresent(Int.self, forKey: .rtpPort)
-        kind = try c.decodeIfPresent(StreamKind.self, forKey: .kind)
-        text = try c.decodeIfPresent(String.self, forKey: .text)
-        data = try c.decodeIfPresent(String.self, forKey: .data)
-        to = try c.decodeIfPresent(String.self, forKey: .to)
-        from = try c.decodeIfPresent(String.self, forKey: .from)
-        participantId = try c.decodeIfPresent(String.self, forKey: .participantId)
-        displayName = try c.decodeIfPresent(String.self, forKey: .displayName)
-        roomId = try c.decodeIfPresent(String.self, forKey: .roomId)
-        participants = try c.decodeIfPresent([ParticipantInfo].self, forKey: .participants)
-        participant = try c.decodeIfPresent(ParticipantInfo.self, forKey: .participant)
-        speakerId = try c.decodeIfPresent(String.self, forKey: .speakerId)
-        media = try c.decodeIfPresent(MediaDescription.self, forKey: .media)
-        reason = try c.decodeIfPresent(LeaveReason.self, forKey: .reason)
-        muted = try c.decodeIfPresent(Bool.self, forKey: .muted)
-        by = try c.decodeIfPresent(String.self, forKey: .by)
-        t = try c.decodeIfPresent(Double.self, forKey: .t)
-        levels = try c.decodeIfPresent([String: Double].self, forKey: .levels)
-        speaking = try c.decodeIfPresent([String].self, forKey: .speaking)
-        code = try c.decodeIfPresent(Int.self, forKey: .code)
-        message = try c.decodeIfPresent(String.self, forKey: .message)
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(type, forKey: .type)
-        try c.encodeIfPresent(token, forKey: .token)
-        try c.encodeIfPresent(mic, forKey: .mic)
-        try c.encodeIfPresent(webcam, forKey: .webcam)
-        try c.encodeIfPresent(rtpPort, forKey: .rtpPort)
-        try c.encodeIfPresent(kind, forKey: .kind)
-        try c.encodeIfPresent(text, forKey: .text)
-        try c.encodeIfPresent(data, forKey: .data)
-        try c.encodeIfPresent(to, forKey: .to)
-        try c.encodeIfPresent(from, forKey: .from)
-        try c.encodeIfPresent(participantId, forKey: .participantId)
-        try c.encodeIfPresent(displayName, forKey: .displayName)
-        try c.encodeIfPresent(roomId, forKey: .roomId)
-        try c.encodeIfPresent(participants, forKey: .participants)
-        try c.encodeIfPresent(participant, forKey: .participant)
-        try c.encodeIfPresent(speakerId, forKey: .speakerId)
-        try c.encodeIfPresent(media, forKey: .media)
-        try c.encodeIfPresent(reason, forKey: .reason)
-        try c.encodeIfPresent(muted, forKey: .muted)
-        try c.encodeIfPresent(by, forKey: .by)
-        try c.encodeIfPresent(t, forKey: .t)
-        try c.encodeIfPresent(levels, forKey: .levels)
-        try c.encodeIfPresent(speaking, forKey: .speaking)
-        try c.encodeIfPresent(code, forKey: .code)
-        try c.encodeIfPresent(message, forKey: .message)
-        for key in nullKeys { try c.encodeNil(forKey: key) }
-    }
-
-    var body: MessageBody? {
-        if let text, data == nil { return .text(text) }
-        if let data, text == nil, let bytes = Data(base64Encoded: data) { return .data([UInt8](bytes)) }
-        return nil
-    }
-
-    mutating func setBody(_ body: MessageBody) {
-        switch body {
-        case .text(let value): text = value
-        case .data(let bytes): data = Data(bytes).base64EncodedString()
+extension ClientMessage {
+    /// The message's `type`.
+    public var type: ClientMessageType {
+        switch self {
+        case .join: .join
+        case .leave: .leave
+        case .muteMic: .muteMic
+        case .unmuteMic: .unmuteMic
+        case .enableStream: .enableStream
+        case .disableStream: .disableStream
+        case .message: .message
+        case .muteParticipant: .muteParticipant
+        case .unmuteParticipant: .unmuteParticipant
+        case .removeParticipant: .removeParticipant
+        case .ping: .ping
         }
     }
-}
 
-extension ClientMessage {
     /// The message as one line of JSON.
-    public var json: String { String(decoding: JSON.encode(wire), as: UTF8.self) }
-
-    private var wire: Wire {
+    public var json: String {
         switch self {
         case .join(let token, let mic, let webcam, let rtpPort, let displayName):
-            var w = Wire(type: "join")
-            w.displayName = displayName
-            w.token = token
-            w.mic = mic
-            w.webcam = webcam
-            w.rtpPort = rtpPort
-            return w
-        case .leave: return Wire(type: "leave")
-        case .muteMic: return Wire(type: "mute-mic")
-        case .unmuteMic: return Wire(type: "unmute-mic")
-        case .enableStream(let kind):
-            var w = Wire(type: "enable-stream")
-            w.kind = kind
-            return w
-        case .disableStream(let kind):
-            var w = Wire(type: "disable-stream")
-            w.kind = kind
-            return w
+            return write(JoinPayload(token: token, mic: mic, webcam: webcam, rtpPort: rtpPort, displayName: displayName))
+        case .leave, .muteMic, .unmuteMic, .ping: return write(NoPayload())
+        case .enableStream(let kind), .disableStream(let kind): return write(StreamKindPayload(kind: kind))
         case .message(let body, let to):
-            var w = Wire(type: "message")
-            w.setBody(body)
-            w.to = to
-            return w
-        case .muteParticipant(let id):
-            var w = Wire(type: "mute-participant")
-            w.participantId = id
-            return w
-        case .unmuteParticipant(let id):
-            var w = Wire(type: "unmute-participant")
-            w.participantId = id
-            return w
-        case .removeParticipant(let id):
-            var w = Wire(type: "remove-participant")
-            w.participantId = id
-            return w
-        case .ping: return Wire(type: "ping")
+            let fields = BodyFields(body)
+            return write(ClientBodyPayload(text: fields.text, data: fields.data, to: to))
+        case .muteParticipant(let id), .unmuteParticipant(let id), .removeParticipant(let id):
+            return write(ParticipantPayload(participantId: id))
         }
+    }
+
+    private func write<P: Encodable>(_ payload: P) -> String {
+        JSON.text(TypedMessage(type: type.rawValue, payload: payload))
     }
 
     /// Parses one client message.
     /// - Throws: `CallError` `.malformedMessage` naming what is wrong.
     public init(json text: String) throws(CallError) {
-        guard let w = JSON.decode(Wire.self, from: Array(text.utf8)) else {
-            throw CallError(.malformedMessage, "malformed message: not a JSON object with a string \"type\" and valid fields")
+        self = try PayloadDecoding.read(
+            Array(text.utf8), prefix: "malformed message",
+            unparsable: "malformed message: not a JSON object with a string \"type\" and valid fields"
+        ) { (name, source) throws(CallError) -> ClientMessage in
+            guard let type = ClientMessageType(rawValue: name) else {
+                throw CallError(.malformedMessage, "malformed message: unknown type \"\(name)\"")
+            }
+            return try ClientMessage(type, source)
         }
-        func required<T>(_ value: T?, _ field: String) throws(CallError) -> T {
-            guard let value else { throw CallError(.malformedMessage, "malformed message: \(w.type) needs \"\(field)\"") }
-            return value
-        }
-        switch w.type {
-        case "join":
-            if let port = w.rtpPort, !(1...65535).contains(port) {
+    }
+
+    private init(_ type: ClientMessageType, _ source: PayloadDecoding.PayloadSource) throws(CallError) {
+        switch type {
+        case .join:
+            let join = try source.payload(JoinPayload.self)
+            if let port = join.rtpPort, !(1...65535).contains(port) {
                 throw CallError(.malformedMessage, "malformed message: rtpPort must be 1-65535")
             }
-            if let name = w.displayName, name.isEmpty || name.count > 128 {
+            if let name = join.displayName, name.isEmpty || name.count > 128 {
                 throw CallError(.malformedMessage, "malformed message: displayName must be 1-128 characters")
             }
             self = .join(
-                token: try required(w.token, "token"), mic: w.mic ?? true, webcam: w.webcam ?? false, rtpPort: w.rtpPort,
-                displayName: w.displayName)
-        case "leave": self = .leave
-        case "mute-mic": self = .muteMic
-        case "unmute-mic": self = .unmuteMic
-        case "enable-stream": self = .enableStream(try required(w.kind, "kind"))
-        case "disable-stream": self = .disableStream(try required(w.kind, "kind"))
-        case "message": self = .message(try required(w.body, "text\" or \"data"), to: w.to)
-        case "mute-participant": self = .muteParticipant(try required(w.participantId, "participantId"))
-        case "unmute-participant": self = .unmuteParticipant(try required(w.participantId, "participantId"))
-        case "remove-participant": self = .removeParticipant(try required(w.participantId, "participantId"))
-        case "ping": self = .ping
-        default: throw CallError(.malformedMessage, "malformed message: unknown type \"\(w.type)\"")
+                token: join.token, mic: join.mic ?? true, webcam: join.webcam ?? false, rtpPort: join.rtpPort,
+                displayName: join.displayName)
+        case .leave: self = .leave
+        case .muteMic: self = .muteMic
+        case .unmuteMic: self = .unmuteMic
+        case .enableStream: self = .enableStream(try source.payload(StreamKindPayload.self).kind)
+        case .disableStream: self = .disableStream(try source.payload(StreamKindPayload.self).kind)
+        case .message:
+            let message = try source.payload(ClientBodyPayload.self)
+            let body = BodyFields(text: message.text, data: message.data).body
+            self = .message(try source.required(body, "text\" or \"data"), to: message.to)
+        case .muteParticipant: self = .muteParticipant(try source.payload(ParticipantPayload.self).participantId)
+        case .unmuteParticipant: self = .unmuteParticipant(try source.payload(ParticipantPayload.self).participantId)
+        case .removeParticipant: self = .removeParticipant(try source.payload(ParticipantPayload.self).participantId)
+        case .ping: self = .ping
         }
     }
 }
 
 extension ServerMessage {
+    /// The message's `type`, e.g. `.speakerChanged` (`type.rawValue`: `speaker-changed`).
+    public var type: ServerMessageType {
+        switch self {
+        case .joined: .joined
+        case .participantJoined: .participantJoined
+        case .participantLeft: .participantLeft
+        case .streamEnabled: .streamEnabled
+        case .streamDisabled: .streamDisabled
+        case .micMuted: .micMuted
+        case .speakerChanged: .speakerChanged
+        case .audioLevels: .audioLevels
+        case .message: .message
+        case .error: .error
+        case .pong: .pong
+        }
+    }
+
     /// The message as one line of JSON.
-    public var json: String { String(decoding: JSON.encode(wire), as: UTF8.self) }
-
-    /// The protocol's name of the message, e.g. `speaker-changed`.
-    public var type: String { wire.type }
-
-    private var wire: Wire {
+    public var json: String {
         switch self {
         case .joined(let room):
-            var w = Wire(type: "joined")
-            w.roomId = room.roomID
-            w.participantId = room.participantID
-            w.participants = room.participants
-            w.speakerId = room.speakerID
-            if room.speakerID == nil { w.nullKeys.append(.speakerId) }
-            w.media = room.media
-            return w
-        case .participantJoined(let participant):
-            var w = Wire(type: "participant-joined")
-            w.participant = participant
-            return w
-        case .participantLeft(let id, let reason):
-            var w = Wire(type: "participant-left")
-            w.participantId = id
-            w.reason = reason
-            return w
-        case .streamEnabled(let id, let kind):
-            var w = Wire(type: "stream-enabled")
-            w.participantId = id
-            w.kind = kind
-            return w
-        case .streamDisabled(let id, let kind):
-            var w = Wire(type: "stream-disabled")
-            w.participantId = id
-            w.kind = kind
-            return w
-        case .micMuted(let id, let muted, let by):
-            var w = Wire(type: "mic-muted")
-            w.participantId = id
-            w.muted = muted
-            w.by = by
-            return w
-        case .speakerChanged(let id, let time):
-            var w = Wire(type: "speaker-changed")
-            w.participantId = id
-            if id == nil { w.nullKeys.append(.participantId) }
-            w.t = Self.milliseconds(time)
-            return w
+            return write(JoinedPayload(
+                roomId: room.roomID, participantId: room.participantID, participants: room.participants,
+                speakerId: room.speakerID, media: room.media))
+        case .participantJoined(let participant): return write(ParticipantJoinedPayload(participant: participant))
+        case .participantLeft(let id, let reason): return write(ParticipantLeftPayload(participantId: id, reason: reason))
+        case .streamEnabled(let id, let kind), .streamDisabled(let id, let kind):
+            return write(StreamStatePayload(participantId: id, kind: kind))
+        case .micMuted(let id, let muted, let by): return write(MicMutedPayload(participantId: id, muted: muted, by: by))
+        case .speakerChanged(let id, let time): return write(SpeakerChangedPayload(participantId: id, t: Self.milliseconds(time)))
         case .audioLevels(let time, let levels, let speaking):
-            var w = Wire(type: "audio-levels")
-            w.t = Self.milliseconds(time)
-            w.levels = levels
-            w.speaking = speaking
-            return w
+            return write(AudioLevelsPayload(t: Self.milliseconds(time), levels: levels, speaking: speaking))
         case .message(let body, let from, let to):
-            var w = Wire(type: "message")
-            w.setBody(body)
-            w.from = from
-            w.to = to
-            return w
-        case .error(let error):
-            var w = Wire(type: "error")
-            w.code = error.code.rawValue
-            w.message = error.message
-            return w
-        case .pong: return Wire(type: "pong")
+            let fields = BodyFields(body)
+            return write(ServerBodyPayload(text: fields.text, data: fields.data, from: from, to: to))
+        case .error(let error): return write(ErrorPayload(code: error.code.rawValue, message: error.message))
+        case .pong: return write(NoPayload())
         }
+    }
+
+    private func write<P: Encodable>(_ payload: P) -> String {
+        JSON.text(TypedMessage(type: type.rawValue, payload: payload))
     }
 
     /// `time` rounded to the millisecond, as `t` is written. A time from about 1.8e305 s on, where
@@ -313,37 +177,51 @@ extension ServerMessage {
     /// Parses one server message.
     /// - Throws: `CallError` `.malformedMessage` naming what is wrong.
     public init(json text: String) throws(CallError) {
-        guard let w = JSON.decode(Wire.self, from: Array(text.utf8)) else {
-            throw CallError(.malformedMessage, "malformed server message: \(text.prefix(200))")
+        self = try PayloadDecoding.read(
+            Array(text.utf8), prefix: "malformed server message",
+            unparsable: "malformed server message: \(text.prefix(200))"
+        ) { (name, source) throws(CallError) -> ServerMessage in
+            guard let type = ServerMessageType(rawValue: name) else {
+                throw CallError(.malformedMessage, "malformed server message: unknown type \"\(name)\"")
+            }
+            return try ServerMessage(type, source)
         }
-        func required<T>(_ value: T?, _ field: String) throws(CallError) -> T {
-            guard let value else { throw CallError(.malformedMessage, "malformed server message: \(w.type) needs \"\(field)\"") }
-            return value
-        }
-        switch w.type {
-        case "joined":
-            self = .joined(
-                JoinedRoom(
-                    roomID: try required(w.roomId, "roomId"), participantID: try required(w.participantId, "participantId"),
-                    participants: try required(w.participants, "participants"), speakerID: w.speakerId, media: w.media))
-        case "participant-joined": self = .participantJoined(try required(w.participant, "participant"))
-        case "participant-left":
-            self = .participantLeft(try required(w.participantId, "participantId"), reason: w.reason ?? .left)
-        case "stream-enabled": self = .streamEnabled(try required(w.participantId, "participantId"), try required(w.kind, "kind"))
-        case "stream-disabled": self = .streamDisabled(try required(w.participantId, "participantId"), try required(w.kind, "kind"))
-        case "mic-muted":
-            self = .micMuted(try required(w.participantId, "participantId"), muted: try required(w.muted, "muted"), by: w.by)
-        case "speaker-changed": self = .speakerChanged(w.participantId, time: w.t ?? 0)
-        case "audio-levels":
-            self = .audioLevels(time: w.t ?? 0, levels: try required(w.levels, "levels"), speaking: w.speaking ?? [])
-        case "message":
-            self = .message(try required(w.body, "text\" or \"data"), from: try required(w.from, "from"), to: w.to)
-        case "error":
-            let number = try required(w.code, "code")
-            let code = CallErrorCode(rawValue: number) ?? .serverError
-            self = .error(CallError(code, w.message ?? "error \(number)"))
-        case "pong": self = .pong
-        default: throw CallError(.malformedMessage, "malformed server message: unknown type \"\(w.type)\"")
+    }
+
+    private init(_ type: ServerMessageType, _ source: PayloadDecoding.PayloadSource) throws(CallError) {
+        switch type {
+        case .joined:
+            let room = try source.payload(JoinedPayload.self)
+            self = .joined(JoinedRoom(
+                roomID: room.roomId, participantID: room.participantId, participants: room.participants,
+                speakerID: room.speakerId, media: room.media))
+        case .participantJoined: self = .participantJoined(try source.payload(ParticipantJoinedPayload.self).participant)
+        case .participantLeft:
+            let left = try source.payload(ParticipantLeftPayload.self)
+            self = .participantLeft(left.participantId, reason: left.reason ?? .left)
+        case .streamEnabled:
+            let stream = try source.payload(StreamStatePayload.self)
+            self = .streamEnabled(stream.participantId, stream.kind)
+        case .streamDisabled:
+            let stream = try source.payload(StreamStatePayload.self)
+            self = .streamDisabled(stream.participantId, stream.kind)
+        case .micMuted:
+            let mute = try source.payload(MicMutedPayload.self)
+            self = .micMuted(mute.participantId, muted: mute.muted, by: mute.by)
+        case .speakerChanged:
+            let change = try source.payload(SpeakerChangedPayload.self)
+            self = .speakerChanged(change.participantId, time: change.t ?? 0)
+        case .audioLevels:
+            let levels = try source.payload(AudioLevelsPayload.self)
+            self = .audioLevels(time: levels.t ?? 0, levels: levels.levels, speaking: levels.speaking ?? [])
+        case .message:
+            let message = try source.payload(ServerBodyPayload.self)
+            let body = BodyFields(text: message.text, data: message.data).body
+            self = .message(try source.required(body, "text\" or \"data"), from: message.from, to: message.to)
+        case .error:
+            let error = try source.payload(ErrorPayload.self)
+            self = .error(CallError(CallErrorCode(rawValue: error.code) ?? .serverError, error.message ?? "error \(error.code)"))
+        case .pong: self = .pong
         }
     }
 }

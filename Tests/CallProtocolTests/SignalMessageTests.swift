@@ -1,5 +1,7 @@
 import Testing
 import CallProtocol
+import Foundation
+import TestSupport
 
 @Suite struct SignalMessageTests {
     static let alice = ParticipantInfo(id: "alice", displayName: "Alice", role: .publisher, micMuted: false, audio: true, video: false, ssrc: 0x1234_5678)
@@ -58,6 +60,40 @@ import CallProtocol
         #expect(ClientMessage.join(token: "T", mic: true, webcam: false, rtpPort: 5000).json
             == #"{"mic":true,"rtpPort":5000,"token":"T","type":"join","webcam":false}"#)
         #expect(ServerMessage.error(CallError(.invalidToken, "bad")).json == #"{"code":4001,"message":"bad","type":"error"}"#)
+    }
+
+    /// Every message type is one row of docs/call.md's tables, and every row a message type: the type
+    /// enums are the protocol's one table of names.
+    @Test func messageTypesAreTheDocumentedTables() throws {
+        let doc = try String(contentsOfFile: FixturePaths.repositoryRoot.appendingPathComponent("docs/call.md").path, encoding: .utf8)
+        func rows(under heading: String) -> Set<String> {
+            let section = doc.components(separatedBy: heading)[1].components(separatedBy: "\n### ")[0]
+            var names = Set<String>()
+            for line in section.split(separator: "\n") where line.hasPrefix("| `") {
+                let cell = line.dropFirst(2).prefix { $0 != "|" }
+                for part in cell.components(separatedBy: " / ") { names.insert(part.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "`"))) }
+            }
+            return names
+        }
+        #expect(Set(ClientMessageType.allCases.map(\.rawValue)) == rows(under: "### Client to server"))
+        #expect(Set(ServerMessageType.allCases.map(\.rawValue)) == rows(under: "### Server to client"))
+    }
+
+    @Test(arguments: [
+        (#"{"type":"join"}"#, #"malformed message: join needs "token""#),
+        (#"{"type":"mute-participant"}"#, #"malformed message: mute-participant needs "participantId""#),
+        (#"{"type":"enable-stream"}"#, #"malformed message: enable-stream needs "kind""#),
+        (#"{"type":"message","to":"bob"}"#, #"malformed message: message needs "text" or "data""#),
+        (#"{"type":"join","token":5}"#, "malformed message: join has a field of the wrong type"),
+        (#"{"type":"dance"}"#, #"malformed message: unknown type "dance""#),
+    ])
+    func aMalformedMessageSaysWhatIsWrong(text: String, sentence: String) {
+        #expect(throws: CallError(.malformedMessage, sentence)) { try ClientMessage(json: text) }
+    }
+
+    @Test func everyMessageNamesItsType() {
+        #expect(ClientMessage.removeParticipant("bob").type == .removeParticipant)
+        #expect(ServerMessage.speakerChanged(nil, time: 1).type.rawValue == "speaker-changed")
     }
 
     @Test func joinDefaultsMicOnAndWebcamOff() throws {
