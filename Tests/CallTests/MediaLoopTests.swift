@@ -203,4 +203,44 @@ import TestSupport
         #expect(copies == statistics.forwarded && copies == statistics.accepted, "\(copies) copies, \(statistics)")
         #expect(largest <= MediaLoop.maximumDatagramBytes)
     }
+
+    /// Members are found by room and participant, and datagrams go only to the publisher's room: the same
+    /// participant id in another room is another member (its mute is not this one's), and a member of
+    /// another room receives nothing.
+    @Test func commandsAndForwardingKeepToTheirRoom() async throws {
+        let watcher = Watcher()
+        let listener = try UDPSocket(address: "127.0.0.1:0")
+        let outsider = try UDPSocket(address: "127.0.0.1:0")
+        let loop = try Self.loop(watcher) { _ in [("listener", MediaEndpoint(host: "127.0.0.1", port: listener.port))] }
+        defer { _ = Self.stop(loop, within: 10) }
+        loop.post(.openRoom(room: "other"))
+        loop.post(.addMember(room: "other", participant: "lobby", ssrc: nil, sender: nil, receiver: nil))
+        loop.post(.addMember(room: "other", participant: "outsider", ssrc: nil, sender: nil, receiver: MediaEndpoint(host: "127.0.0.1", port: outsider.port)))
+        loop.post(.setMuted(room: "other", participant: "lobby", muted: true))
+        #expect(await Self.ticks(2, of: watcher), "the loop does not tick")
+
+        let packet = try Self.packet()
+        let publisher = try UDPSocket(address: "127.0.0.1:0")
+        let server = loop.socket.localAddress
+        _ = packet.withUnsafeBytes { publisher.send($0, to: server) }
+        var copies = 0
+        #expect(await Waiting.until { copies += Self.take(listener); return copies > 0 })
+        #expect(await Self.ticks(5, of: watcher))
+        #expect(copies + Self.take(listener) == 1)
+        #expect(Self.take(outsider) == 0, "forwarded to another room")
+        #expect(loop.statistics.accepted == 1 && loop.statistics.forwarded == 1 && loop.statistics.muted == 0, "\(loop.statistics)")
+
+        // Muting the room's own lobby drops its packets; removing it unbinds its SSRC.
+        loop.post(.setMuted(room: "room", participant: "lobby", muted: true))
+        #expect(await Self.ticks(2, of: watcher))
+        _ = packet.withUnsafeBytes { publisher.send($0, to: server) }
+        #expect(await Waiting.until { loop.statistics.muted == 1 }, "\(loop.statistics)")
+        loop.post(.removeMember(room: "room", participant: "lobby"))
+        #expect(await Self.ticks(2, of: watcher))
+        _ = packet.withUnsafeBytes { publisher.send($0, to: server) }
+        #expect(await Waiting.until { loop.statistics.unknownSSRC == 1 }, "\(loop.statistics)")
+        #expect(await Self.ticks(5, of: watcher))
+        #expect(Self.take(listener) == 0 && Self.take(outsider) == 0)
+        #expect(loop.statistics.forwarded == 1, "\(loop.statistics)")
+    }
 }
