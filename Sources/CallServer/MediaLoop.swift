@@ -53,7 +53,8 @@ public struct MediaStatistics: Sendable, Equatable {
 /// forwarding, and the engine deciding each room's dominant speaker every 10 ms.
 ///
 /// Runs on its own thread. Everything inside is owned by that thread; the only shared things are the
-/// command queue (a `Mutex`), the statistics (a `Mutex`, updated once per tick) and the stop flag.
+/// command queue (a `Mutex`), the statistics (a `Mutex`, updated once per tick), the tick count (an
+/// atomic, published once per tick) and the stop flag.
 ///
 /// Each datagram costs hash lookups, not scans: its SSRC finds the bound member, whose room lists the
 /// members to forward to. Commands (joins, leaves, mutes) rebuild those indexes: O(members) each.
@@ -70,7 +71,8 @@ public struct MediaStatistics: Sendable, Equatable {
 /// lets through, with the host's interface addresses listed afresh whenever a member names the RTP port.
 final class MediaLoop: @unchecked Sendable {
     // @unchecked Sendable: `engine`, `rooms`, `members`, the indexes and the buffers are touched only by
-    // the loop's thread (after `start`); other threads use only `post`, `statistics` and `stop`, which lock.
+    // the loop's thread (after `start`); other threads use only `post`, `statistics`, `tickCount` and
+    // `stop`, which lock or are atomic.
 
     /// A member's identity: a participant of a room.
     private struct MemberKey: Hashable {
@@ -107,8 +109,10 @@ final class MediaLoop: @unchecked Sendable {
     private let commands = Mutex<[MediaCommand]>([])
     private let statisticsBox = Mutex(MediaStatistics())
     private let stopFlag = Atomic<Bool>(false)
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
+    /// Entered by `start`, left when the loop's thread is done: every `stop()` waits on it.
+    private let running = DispatchGroup()
+    /// `ticks` as other threads may read it.
+    private let publishedTicks = Atomic<Int>(0)
 
     private var rooms: [String: MediaRoom] = [:]
     /// In the order they were added. The indexes below point into it; `reindex` rebuilds them.
@@ -163,24 +167,27 @@ final class MediaLoop: @unchecked Sendable {
         commands.withLock { $0.append(command) }
     }
 
+    /// Starts the loop's thread. Call once.
     func start() {
+        running.enter()
         let thread = Thread { [self] in
             run()
-            finished.signal()
+            running.leave()
         }
         thread.name = "activespeaker-media"
-        self.thread = thread
         thread.start()
     }
 
-    /// Stops the loop and waits for it. Idempotent.
+    /// Stops the loop and waits until its thread is done (no callback runs after it returns), however
+    /// many threads call it at once. Idempotent; returns at once when the loop was never started.
+    /// Not from the loop's own callbacks, which it would wait for.
     func stop() {
-        guard thread != nil, !stopFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        finished.wait()
+        stopFlag.store(true, ordering: .releasing)
+        running.wait()
     }
 
-    /// The loop's tick count; read after `stop()` (or from the loop's own callbacks).
-    var tickCount: Int { ticks }
+    /// The ticks the loop has run; from any thread.
+    var tickCount: Int { publishedTicks.load(ordering: .acquiring) }
 
     // MARK: The loop's thread
 
@@ -363,6 +370,7 @@ final class MediaLoop: @unchecked Sendable {
         }
         engine.tick()
         ticks += 1
+        publishedTicks.store(ticks, ordering: .releasing)
         engine.consumeEvents { event in
             switch event {
             case .dominant(let engineRoom, let stream, let time):
