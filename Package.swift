@@ -39,7 +39,7 @@ let package = Package(
         // the room server; the client SDK.
         .target(name: "CallProtocol", dependencies: ["CCrypto"]),
         .target(name: "CallTransport", dependencies: ["CWebSockets"]),
-        .target(name: "CallServer", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO", "SpeakerEval"]),
+        .target(name: "CallServer", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO"]),
         .target(name: "CallClient", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO"]),
         // The command-line tool.
         .executableTarget(
