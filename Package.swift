@@ -33,13 +33,13 @@ let package = Package(
         .target(name: "SpeakerCore", dependencies: ["CFFTW"]),
         // Audio sources: files, Opus packets, resampling.
         .target(name: "SpeakerIO", dependencies: ["CSndFile", "COpus", "CALSA", "CSoxr"]),
-        // Labelled references (RTTM), metrics.
+        // Labelled references and metrics (RTTM itself is in SpeakerCore, which recordings write too).
         .target(name: "SpeakerEval", dependencies: ["SpeakerCore"]),
         // The call layer (docs/call.md): tokens and signalling messages; HTTP/WebSocket transport;
         // the room server; the client SDK.
         .target(name: "CallProtocol", dependencies: ["CCrypto"]),
         .target(name: "CallTransport", dependencies: ["CWebSockets"]),
-        .target(name: "CallServer", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO", "SpeakerEval"]),
+        .target(name: "CallServer", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO"]),
         .target(name: "CallClient", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO"]),
         // The command-line tool.
         .executableTarget(

@@ -53,7 +53,11 @@ public struct MediaStatistics: Sendable, Equatable {
 /// forwarding, and the engine deciding each room's dominant speaker every 10 ms.
 ///
 /// Runs on its own thread. Everything inside is owned by that thread; the only shared things are the
-/// command queue (a `Mutex`), the statistics (a `Mutex`, updated once per tick) and the stop flag.
+/// command queue (a `Mutex`), the statistics (a `Mutex`, updated once per tick), the tick count (an
+/// atomic, published once per tick) and the stop flag.
+///
+/// Each datagram costs hash lookups, not scans: its SSRC finds the bound member, whose room lists the
+/// members to forward to. Commands (joins, leaves, mutes) rebuild those indexes: O(members) each.
 ///
 /// Whatever arrives, the loop keeps its 10 ms clock: each tick takes at most `datagramsPerTick`
 /// datagrams from the socket and stops taking them when the tick is due (once it has taken
@@ -66,8 +70,15 @@ public struct MediaStatistics: Sendable, Equatable {
 /// `join` earlier, with an error the client sees; this is the check that holds whatever the registry
 /// lets through, with the host's interface addresses listed afresh whenever a member names the RTP port.
 final class MediaLoop: @unchecked Sendable {
-    // @unchecked Sendable: `engine`, `rooms`, `members` and the buffers are touched only by the loop's
-    // thread (after `start`); other threads use only `post`, `statistics` and `stop`, which lock.
+    // @unchecked Sendable: `engine`, `rooms`, `members`, the indexes and the buffers are touched only by
+    // the loop's thread (after `start`); other threads use only `post`, `statistics`, `tickCount` and
+    // `stop`, which lock or are atomic.
+
+    /// A member's identity: a participant of a room.
+    private struct MemberKey: Hashable {
+        var room: String
+        var participant: String
+    }
 
     private struct Member {
         var room: String
@@ -86,6 +97,8 @@ final class MediaLoop: @unchecked Sendable {
     private struct MediaRoom {
         var engineRoom: RoomID
         var openedAtTick: Int
+        /// Indexes into `members` of this room's members, in the order they were added (`reindex`).
+        var members: [Int] = []
     }
 
     let socket: UDPSocket
@@ -96,13 +109,18 @@ final class MediaLoop: @unchecked Sendable {
     private let commands = Mutex<[MediaCommand]>([])
     private let statisticsBox = Mutex(MediaStatistics())
     private let stopFlag = Atomic<Bool>(false)
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
+    /// Entered by `start`, left when the loop's thread is done: every `stop()` waits on it.
+    private let running = DispatchGroup()
+    /// `ticks` as other threads may read it.
+    private let publishedTicks = Atomic<Int>(0)
 
     private var rooms: [String: MediaRoom] = [:]
+    /// In the order they were added. The indexes below point into it; `reindex` rebuilds them.
     private var members: [Member] = []
+    private var memberOfKey: [MemberKey: Int] = [:]
     private var memberOfSSRC: [UInt32: Int] = [:]
     private var memberOfStream: [StreamID: Int] = [:]
+    private var roomOfEngineRoom: [RoomID: String] = [:]
     private var counters = MediaStatistics()
     private var ticks = 0
     /// Where datagrams reach `socket`: no receiver may be one of these, and none is taken from one.
@@ -149,24 +167,27 @@ final class MediaLoop: @unchecked Sendable {
         commands.withLock { $0.append(command) }
     }
 
+    /// Starts the loop's thread. Call once.
     func start() {
+        running.enter()
         let thread = Thread { [self] in
             run()
-            finished.signal()
+            running.leave()
         }
         thread.name = "activespeaker-media"
-        self.thread = thread
         thread.start()
     }
 
-    /// Stops the loop and waits for it. Idempotent.
+    /// Stops the loop and waits until its thread is done (no callback runs after it returns), however
+    /// many threads call it at once. Idempotent; returns at once when the loop was never started.
+    /// Not from the loop's own callbacks, which it would wait for.
     func stop() {
-        guard thread != nil, !stopFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        finished.wait()
+        stopFlag.store(true, ordering: .releasing)
+        running.wait()
     }
 
-    /// The loop's tick count; read after `stop()` (or from the loop's own callbacks).
-    var tickCount: Int { ticks }
+    /// The ticks the loop has run; from any thread.
+    var tickCount: Int { publishedTicks.load(ordering: .acquiring) }
 
     // MARK: The loop's thread
 
@@ -222,11 +243,15 @@ final class MediaLoop: @unchecked Sendable {
         switch command {
         case .openRoom(let room):
             guard rooms[room] == nil else { return }
-            rooms[room] = MediaRoom(engineRoom: engine.addRoom(name: room), openedAtTick: ticks)
+            let engineRoom = engine.addRoom(name: room)
+            rooms[room] = MediaRoom(engineRoom: engineRoom, openedAtTick: ticks)
+            roomOfEngineRoom[engineRoom] = room
             delegate?.roomOpened(room, tick: ticks)
         case .closeRoom(let room):
-            for index in members.indices.reversed() where members[index].room == room { removeMember(at: index) }
+            // Last added first: the indexes of those not yet removed stay valid.
+            for index in (rooms[room]?.members ?? []).reversed() { removeMember(at: index) }
             if let closing = rooms.removeValue(forKey: room) {
+                roomOfEngineRoom[closing.engineRoom] = nil
                 engine.removeRoom(closing.engineRoom)
                 delegate?.roomClosed(room, tick: ticks)
             }
@@ -252,9 +277,9 @@ final class MediaLoop: @unchecked Sendable {
             members.append(member)
             reindex()
         case .removeMember(let room, let participant):
-            if let index = members.firstIndex(where: { $0.room == room && $0.participant == participant }) { removeMember(at: index) }
+            if let index = memberOfKey[MemberKey(room: room, participant: participant)] { removeMember(at: index) }
         case .setMuted(let room, let participant, let muted):
-            if let index = members.firstIndex(where: { $0.room == room && $0.participant == participant }) { members[index].muted = muted }
+            if let index = memberOfKey[MemberKey(room: room, participant: participant)] { members[index].muted = muted }
         }
     }
 
@@ -272,16 +297,30 @@ final class MediaLoop: @unchecked Sendable {
         reindex()
     }
 
+    /// Rebuilds the indexes into `members` after it changed.
+    /// - Complexity: O(members + rooms).
     private func reindex() {
+        memberOfKey.removeAll(keepingCapacity: true)
         memberOfSSRC.removeAll(keepingCapacity: true)
         memberOfStream.removeAll(keepingCapacity: true)
+        // In place (iterating `rooms.keys` while writing would copy the dictionary).
+        var room = rooms.startIndex
+        while room != rooms.endIndex {
+            rooms.values[room].members.removeAll(keepingCapacity: true)
+            rooms.formIndex(after: &room)
+        }
         for (index, member) in members.enumerated() {
+            // A key added twice (the registry refuses that) names the first, as a search from the front would.
+            let key = MemberKey(room: member.room, participant: member.participant)
+            if memberOfKey[key] == nil { memberOfKey[key] = index }
             if let ssrc = member.ssrc, member.source != nil { memberOfSSRC[ssrc] = index }
             if let stream = member.stream { memberOfStream[stream] = index }
+            rooms[member.room]?.members.append(index)
         }
     }
 
     /// Checks a datagram against the bindings, forwards it, and hands it to the publisher's jitter buffer.
+    /// - Complexity: one hash lookup of the SSRC and one of the room, then O(members of the room).
     private func route(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress) {
         guard !ownAddresses.contains(source) else {
             counters.fromSelf += 1
@@ -314,8 +353,8 @@ final class MediaLoop: @unchecked Sendable {
             return
         }
         counters.accepted += 1
-        for other in members where other.room == member.room && other.participant != member.participant {
-            guard let receiver = other.receiver else { continue }
+        for other in rooms[member.room]?.members ?? [] where members[other].participant != member.participant {
+            guard let receiver = members[other].receiver else { continue }
             if socket.send(bytes, to: receiver) { counters.forwarded += 1 } else { counters.sendFailures += 1 }
         }
         _ = member.jitter?.insert(packet, datagram: bytes)
@@ -331,10 +370,11 @@ final class MediaLoop: @unchecked Sendable {
         }
         engine.tick()
         ticks += 1
+        publishedTicks.store(ticks, ordering: .releasing)
         engine.consumeEvents { event in
             switch event {
             case .dominant(let engineRoom, let stream, let time):
-                guard let (name, room) = rooms.first(where: { $0.value.engineRoom == engineRoom }) else { return }
+                guard let name = roomOfEngineRoom[engineRoom], let room = rooms[name] else { return }
                 let participant = stream.flatMap { memberOfStream[$0] }.map { members[$0].participant }
                 delegate?.speakerChanged(room: name, participant: participant, time: time - Double(room.openedAtTick) / 100)
             case .speech(let stream, let active, _, let since):
@@ -354,7 +394,8 @@ final class MediaLoop: @unchecked Sendable {
         for (name, room) in rooms {
             var levels: [String: Double] = [:]
             var speaking: [String] = []
-            for member in members where member.room == name {
+            for index in room.members {
+                let member = members[index]
                 guard let stream = member.stream else { continue }
                 let level = member.muted ? -127 : max(-127, min(0, Double(engine.level(of: stream))))
                 levels[member.participant] = (level * 10).rounded() / 10

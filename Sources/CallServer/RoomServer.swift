@@ -70,9 +70,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
         self.configuration = configuration
         secret = configuration.secret ?? TokenSecret.random()
         self.log = log
-        recorder = try configuration.recordingDirectory.map { directory in
-            try CallRecorder(directory: directory) { failure in log(#"{"type":"recording-failed","message":\#(JSON.quoted(failure))}"#) }
-        }
+        recorder = try configuration.recordingDirectory.map { try CallRecorder(directory: $0, log: log) }
         let rtpSocket = try UDPSocket(address: configuration.rtpAddress)
         registry = Mutex(RoomRegistry(settings: RoomRegistry.Settings(
             secret: secret, rtp: rtpSocket.ownAddresses(), defaultMaxParticipants: configuration.maxParticipants,
@@ -99,6 +97,8 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
     public var rtpPort: Int { media.port }
     /// Counters of the media plane.
     public var mediaStatistics: MediaStatistics { media.statistics }
+    /// Audio hops (10 ms of one participant) the recording dropped because its writer was behind.
+    public var droppedRecordingHops: Int { recorder?.droppedHops ?? 0 }
 
     public func start() {
         media.start()

@@ -203,4 +203,110 @@ import TestSupport
         #expect(copies == statistics.forwarded && copies == statistics.accepted, "\(copies) copies, \(statistics)")
         #expect(largest <= MediaLoop.maximumDatagramBytes)
     }
+
+    /// Members are found by room and participant, and datagrams go only to the publisher's room: the same
+    /// participant id in another room is another member (its mute is not this one's), and a member of
+    /// another room receives nothing.
+    @Test func commandsAndForwardingKeepToTheirRoom() async throws {
+        let watcher = Watcher()
+        let listener = try UDPSocket(address: "127.0.0.1:0")
+        let outsider = try UDPSocket(address: "127.0.0.1:0")
+        let loop = try Self.loop(watcher) { _ in [("listener", MediaEndpoint(host: "127.0.0.1", port: listener.port))] }
+        defer { _ = Self.stop(loop, within: 10) }
+        loop.post(.openRoom(room: "other"))
+        loop.post(.addMember(room: "other", participant: "lobby", ssrc: nil, sender: nil, receiver: nil))
+        loop.post(.addMember(room: "other", participant: "outsider", ssrc: nil, sender: nil, receiver: MediaEndpoint(host: "127.0.0.1", port: outsider.port)))
+        loop.post(.setMuted(room: "other", participant: "lobby", muted: true))
+        #expect(await Self.ticks(2, of: watcher), "the loop does not tick")
+
+        let packet = try Self.packet()
+        let publisher = try UDPSocket(address: "127.0.0.1:0")
+        let server = loop.socket.localAddress
+        _ = packet.withUnsafeBytes { publisher.send($0, to: server) }
+        var copies = 0
+        #expect(await Waiting.until { copies += Self.take(listener); return copies > 0 })
+        #expect(await Self.ticks(5, of: watcher))
+        #expect(copies + Self.take(listener) == 1)
+        #expect(Self.take(outsider) == 0, "forwarded to another room")
+        #expect(loop.statistics.accepted == 1 && loop.statistics.forwarded == 1 && loop.statistics.muted == 0, "\(loop.statistics)")
+
+        // Muting the room's own lobby drops its packets; removing it unbinds its SSRC.
+        loop.post(.setMuted(room: "room", participant: "lobby", muted: true))
+        #expect(await Self.ticks(2, of: watcher))
+        _ = packet.withUnsafeBytes { publisher.send($0, to: server) }
+        #expect(await Waiting.until { loop.statistics.muted == 1 }, "\(loop.statistics)")
+        loop.post(.removeMember(room: "room", participant: "lobby"))
+        #expect(await Self.ticks(2, of: watcher))
+        _ = packet.withUnsafeBytes { publisher.send($0, to: server) }
+        #expect(await Waiting.until { loop.statistics.unknownSSRC == 1 }, "\(loop.statistics)")
+        #expect(await Self.ticks(5, of: watcher))
+        #expect(Self.take(listener) == 0 && Self.take(outsider) == 0)
+        #expect(loop.statistics.forwarded == 1, "\(loop.statistics)")
+    }
+
+    /// Holds the loop's thread inside `tickEnded` once asked to, and notes any callback that runs after
+    /// a `stop()` returned.
+    final class Holder: MediaLoopDelegate {
+        let hold = Atomic<Bool>(false)
+        /// The loop's thread is inside `tickEnded`, held.
+        let held = Atomic<Bool>(false)
+        let release = DispatchSemaphore(value: 0)
+        let ticks = Atomic<Int>(0)
+        let stopReturned = Atomic<Bool>(false)
+        let callbackAfterStop = Atomic<Bool>(false)
+
+        func tickEnded(ticks: Int) {
+            self.ticks.store(ticks, ordering: .releasing)
+            if hold.exchange(false, ordering: .acquiringAndReleasing) {
+                held.store(true, ordering: .releasing)
+                release.wait()
+                held.store(false, ordering: .releasing)
+            }
+            if stopReturned.load(ordering: .acquiring) { callbackAfterStop.store(true, ordering: .releasing) }
+        }
+
+        func speakerChanged(room: String, participant: String?, time: Double) {}
+        func audioLevels(room: String, time: Double, levels: [String: Double], speaking: [String]) {}
+        func recordHop(room: String, participant: String, hop: UnsafeBufferPointer<Float>, tick: Int) {}
+        func speechChanged(room: String, participant: String, active: Bool, time: Double) {}
+        func roomOpened(_ room: String, tick: Int) {}
+        func roomClosed(_ room: String, tick: Int) {}
+    }
+
+    /// Two threads stop the loop at once while it is busy (held in a callback): neither returns before
+    /// the loop's thread is done. A second `stop()` used to return at once, while the loop still ran.
+    @Test func everyConcurrentStopWaitsForTheLoop() async throws {
+        let holder = Holder()
+        let loop = try MediaLoop(
+            socket: UDPSocket(address: "127.0.0.1:0"), configuration: EngineConfiguration(), levelInterval: 0.2, recordsAudio: false,
+            delegate: holder)
+        loop.start()
+        #expect(await Waiting.until { loop.tickCount >= 2 }, "the loop does not tick")
+        holder.hold.store(true, ordering: .releasing)
+        #expect(await Waiting.until { holder.held.load(ordering: .acquiring) })
+
+        let entered = Atomic<Int>(0)
+        let returned = Atomic<Int>(0)
+        let returnedWhileHeld = Atomic<Int>(0)
+        for _ in 0..<2 {
+            Thread {
+                entered.add(1, ordering: .acquiringAndReleasing)
+                loop.stop()
+                if holder.held.load(ordering: .acquiring) { returnedWhileHeld.add(1, ordering: .acquiringAndReleasing) }
+                holder.stopReturned.store(true, ordering: .releasing)
+                returned.add(1, ordering: .acquiringAndReleasing)
+            }.start()
+        }
+        #expect(await Waiting.until { entered.load(ordering: .acquiring) == 2 })
+        // Both are in stop(); give a wrongly returning one a second to show itself.
+        #expect(!(await Waiting.until(timeout: 1) { returned.load(ordering: .acquiring) > 0 }), "stop() returned while the loop was busy")
+        holder.release.signal()
+        #expect(await Waiting.until { returned.load(ordering: .acquiring) == 2 }, "stop() did not return")
+        let (whileHeld, callbackAfterStop) = (returnedWhileHeld.load(ordering: .acquiring), holder.callbackAfterStop.load(ordering: .acquiring))
+        #expect(whileHeld == 0, "stop() returned while the loop was busy")
+        #expect(!callbackAfterStop, "a callback ran after stop() returned")
+        let lastTick = holder.ticks.load(ordering: .acquiring)
+        #expect(loop.tickCount == lastTick)
+        #expect(Self.stop(loop, within: 10), "a third stop() did not return")
+    }
 }

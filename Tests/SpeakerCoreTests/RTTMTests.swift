@@ -1,5 +1,5 @@
+import SpeakerCore
 import Testing
-@testable import SpeakerEval
 
 @Suite struct RTTMTests {
     @Test func formatsThenParsesTheSameSegments() throws {

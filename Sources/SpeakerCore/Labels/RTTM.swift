@@ -21,6 +21,9 @@ public struct Segment: Equatable, Sendable {
 
 /// NIST Rich Transcription Time Marked (RTTM) files, `SPEAKER` lines only:
 /// `SPEAKER <file> <channel> <start> <duration> <NA> <NA> <speaker> <NA> <NA>`.
+///
+/// Text in, text out (no I/O): call recordings write it, evaluation reads references and system output
+/// with it (SpeakerEval re-exports it).
 public enum RTTM {
     /// An RTTM line that could not be read.
     public struct ParseError: Error, CustomStringConvertible {
