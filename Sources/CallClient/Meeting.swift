@@ -38,16 +38,18 @@ public struct MeetingConfiguration: Sendable {
 /// A meeting: join a room, follow its participants and its dominant speaker, publish a microphone.
 ///
 /// Events arrive both on `events` (an `AsyncStream`, for one consumer) and on the registered
-/// `MeetingEventListener`s, in the same order, on one serial queue. All methods are thread-safe.
+/// `MeetingEventListener`s, in one order, from one serial queue: whichever thread raised an event (the
+/// signalling connection's, the microphone's, or the caller's own when a call reports an error), the
+/// queue gives it to the stream and then to each listener before the next event. Nothing follows
+/// `meetingLeft` on either. All methods are thread-safe.
 public final class Meeting: @unchecked Sendable {
     // @unchecked Sendable: mutable state lives in `state` (a Mutex); `socket`, `client`, `publisher`
-    // are replaced only under that lock; the event queue serialises listener calls.
+    // are replaced only under that lock; `eventQueue` delivers the events (see MeetingEventQueue).
 
     public let configuration: MeetingConfiguration
-    /// Every event, in order; finished after `meetingLeft`.
-    public let events: AsyncStream<MeetingEvent>
-    private let continuation: AsyncStream<MeetingEvent>.Continuation
-    private let eventQueue = DispatchQueue(label: "activespeaker.meeting.events")
+    /// Every event, in order; finished after `meetingLeft` (or when `join()` fails).
+    public var events: AsyncStream<MeetingEvent> { eventQueue.stream }
+    private let eventQueue = MeetingEventQueue()
 
     private struct State {
         var phase: Phase = .idle
@@ -62,7 +64,6 @@ public final class Meeting: @unchecked Sendable {
         var webcam = false
         var microphone: MicrophoneChoice
         var selectedOutput = AudioDeviceInfo.speaker
-        var listeners: [any MeetingEventListener] = []
         var deviceListener: (@Sendable (AudioDeviceInfo?, [AudioDeviceInfo]) -> Void)?
         var lastMicrophones: [AudioDeviceInfo] = []
         var joinWaiter: CheckedContinuation<Result<Void, MeetingError>, Never>?
@@ -83,7 +84,6 @@ public final class Meeting: @unchecked Sendable {
 
     public init(configuration: MeetingConfiguration) {
         self.configuration = configuration
-        (events, continuation) = AsyncStream.makeStream(of: MeetingEvent.self, bufferingPolicy: .unbounded)
         state = Mutex(State(microphone: configuration.microphone))
     }
 
@@ -114,12 +114,14 @@ public final class Meeting: @unchecked Sendable {
         }
     }
 
+    /// Adds a listener: it hears the events delivered after this call, on the meeting's event queue.
     public func addEventListener(_ listener: any MeetingEventListener) {
-        state.withLock { $0.listeners.append(listener) }
+        eventQueue.add(listener)
     }
 
+    /// Removes a listener; an event being delivered at that moment may still reach it.
     public func removeEventListener(_ listener: any MeetingEventListener) {
-        state.withLock { $0.listeners.removeAll { $0 === listener } }
+        eventQueue.remove(listener)
     }
 
     // MARK: Joining and leaving
@@ -146,7 +148,7 @@ public final class Meeting: @unchecked Sendable {
         if case .failure(let error) = result {
             shutDown()
             state.withLock { $0.phase = .left }
-            continuation.finish()
+            eventQueue.finish()
             throw error
         }
     }
@@ -162,7 +164,7 @@ public final class Meeting: @unchecked Sendable {
         client.send(ClientMessage.leave.json)
         shutDown()
         emit(.meetingLeft(reason: nil))
-        continuation.finish()
+        eventQueue.finish()
     }
 
     private func connectAndSendJoin() -> MeetingError? {
@@ -303,10 +305,12 @@ public final class Meeting: @unchecked Sendable {
         }
         let destination = media.flatMap { SocketAddress(host: Self.host(of: host), port: $0.rtpPort) }
         do {
+            // The microphone's thread reaches the event queue only, never the meeting: it must not be
+            // where the meeting is deinitialised (`leave()` there would wait for its own thread).
             let publisher = try MicrophonePublisher(
                 source: source, sender: sender, destination: destination, muted: muted,
-                onSpeakingWhileMuted: { [weak self] in self?.emit(.speakingWhileMuted) },
-                onFailure: { [weak self] error in self?.emit(.error(error)) })
+                onSpeakingWhileMuted: { [eventQueue] in eventQueue.emit(.speakingWhileMuted) },
+                onFailure: { [eventQueue] error in eventQueue.emit(.error(error)) })
             try publisher.start()
             state.withLock { $0.publisher = publisher }
             return nil
@@ -469,7 +473,7 @@ public final class Meeting: @unchecked Sendable {
         }
     }
 
-    // MARK: Signalling (the WebSocket client's thread)
+    // MARK: Signalling (the WebSocket client's service thread)
 
     private func received(_ text: String) {
         let message: ServerMessage
@@ -585,7 +589,7 @@ public final class Meeting: @unchecked Sendable {
         shutDown()
         emit(.error(error))
         emit(.meetingLeft(reason: error))
-        continuation.finish()
+        eventQueue.finish()
     }
 
     /// One thread for the keep-alive pings and the forwarded audio: it counts received packets per SSRC.
@@ -618,11 +622,9 @@ public final class Meeting: @unchecked Sendable {
         thread.start()
     }
 
+    /// Queues `event` for the stream and the listeners (see `MeetingEventQueue`).
     private func emit(_ event: MeetingEvent) {
-        continuation.yield(event)
-        let listeners = state.withLock { $0.listeners }
-        guard !listeners.isEmpty else { return }
-        eventQueue.async { for listener in listeners { event.deliver(to: listener) } }
+        eventQueue.emit(event)
     }
 
     // MARK: URLs

@@ -58,8 +58,10 @@ final class MicrophonePublisher: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops the microphone and waits for the thread. Idempotent.
+    /// Stops the microphone and waits for the thread. Idempotent. Not from the publisher's own thread
+    /// (its callbacks): it would wait for itself.
     func stop() {
+        precondition(thread.map { $0 !== Thread.current } ?? true, "MicrophonePublisher.stop() on its own thread would wait for itself")
         guard thread != nil, !stopFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
         source.stop()
         finished.wait()
