@@ -42,6 +42,10 @@ public struct MeetingConfiguration: Sendable {
 /// signalling connection's, the microphone's, or the caller's own when a call reports an error), the
 /// queue gives it to the stream and then to each listener before the next event. Nothing follows
 /// `meetingLeft` on either. All methods are thread-safe.
+///
+/// The meeting's own threads and queues hold it only weakly (the signalling handlers, while they run)
+/// or not at all (the microphone, the packet counter, the pings, the event queue), so dropping the
+/// last reference leaves the room at once (`deinit` calls `leave()`).
 public final class Meeting: @unchecked Sendable {
     // @unchecked Sendable: mutable state lives in `state` (a Mutex); `socket`, `client`, `publisher`
     // are replaced only under that lock; `eventQueue` delivers the events (see MeetingEventQueue).
@@ -71,7 +75,10 @@ public final class Meeting: @unchecked Sendable {
         var socket: UDPSocket?
         var sender: RTPAudioSender?
         var publisher: MicrophonePublisher?
-        var receivedPackets: [UInt32: Int] = [:]
+        /// Counts forwarded RTP from joining on; kept after leaving, for `receivedPackets`.
+        var packetCounter: ForwardedPacketCounter?
+        /// The keep-alive pings, while joined.
+        var pings: (any DispatchSourceTimer)?
         /// Who each SSRC belongs to, kept after they leave, for the packet counts.
         var owners: [UInt32: String] = [:]
     }
@@ -80,13 +87,17 @@ public final class Meeting: @unchecked Sendable {
 
     private let state: Mutex<State>
     private let deviceQueue = DispatchQueue(label: "activespeaker.meeting.devices")
-    private let receiverStop = Atomic<Bool>(false)
 
     public init(configuration: MeetingConfiguration) {
         self.configuration = configuration
         state = Mutex(State(microphone: configuration.microphone))
     }
 
+    /// Leaves the room. Runs where the last reference goes: an app thread, the event queue (a listener
+    /// that held the meeting), or the signalling connection's service thread (its handlers hold the
+    /// meeting while they run). There too it waits for nothing that waits for it: `leave()` stops the
+    /// microphone thread (which holds no reference to the meeting) and only asks the connection to
+    /// close (`WebSocketClient.close` does not join its own thread).
     deinit {
         leave()
     }
@@ -110,7 +121,8 @@ public final class Meeting: @unchecked Sendable {
     /// `ssrc-N` for a source the server never announced).
     public var receivedPackets: [String: Int] {
         state.withLock { s in
-            Dictionary(s.receivedPackets.map { (s.owners[$0.key] ?? "ssrc-\($0.key)", $0.value) }, uniquingKeysWith: +)
+            let counts = s.packetCounter?.bySSRC ?? [:]
+            return Dictionary(counts.map { (s.owners[$0.key] ?? "ssrc-\($0.key)", $0.value) }, uniquingKeysWith: +)
         }
     }
 
@@ -141,8 +153,10 @@ public final class Meeting: @unchecked Sendable {
             DispatchQueue.global().async { [self] in
                 if let error = connectAndSendJoin() { finishJoin(.failure(error)) }
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + configuration.joinTimeout) { [self] in
-                finishJoin(.failure(MeetingError(code: MeetingError.network, "no answer from \(configuration.server) in \(configuration.joinTimeout) s")))
+            // Weak: a meeting dropped after joining must not live on until the timeout.
+            let (server, timeout) = (configuration.server, configuration.joinTimeout)
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
+                self?.finishJoin(.failure(MeetingError(code: MeetingError.network, "no answer from \(server) in \(timeout) s")))
             }
         }
         if case .failure(let error) = result {
@@ -213,14 +227,18 @@ public final class Meeting: @unchecked Sendable {
         waiter?.resume(returning: result)
     }
 
+    /// Stops the pings, the packet counter, the microphone and the connection. Waits for the
+    /// microphone's thread only (see `deinit`).
     private func shutDown() {
-        let (client, publisher) = state.withLock { s in
-            let taken = (s.client, s.publisher)
+        let (client, publisher, counter) = state.withLock { s in
+            let taken = (s.client, s.publisher, s.packetCounter)
             s.client = nil
             s.publisher = nil
+            s.pings?.cancel()  // never waits
+            s.pings = nil
             return taken
         }
-        receiverStop.store(true, ordering: .relaxed)
+        counter?.stop()
         publisher?.stop()
         client?.close()
     }
@@ -592,34 +610,19 @@ public final class Meeting: @unchecked Sendable {
         eventQueue.finish()
     }
 
-    /// One thread for the keep-alive pings and the forwarded audio: it counts received packets per SSRC.
+    /// Starts the keep-alive pings (a timer) and the count of forwarded audio (driven by the UDP
+    /// socket's readiness). Neither has a thread of its own or holds the meeting.
     private func startTimers() {
-        let socket = state.withLock { $0.socket }
         let interval = configuration.pingInterval
-        let thread = Thread { [weak self] in
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
-            defer { buffer.deallocate() }
-            var from = SocketAddress(host: "0.0.0.0", port: 0)!
-            var nextPing = Date().addingTimeInterval(interval)
-            while let self, !self.receiverStop.load(ordering: .relaxed) {
-                if Date() >= nextPing {
-                    self.state.withLock { $0.client }?.send(ClientMessage.ping.json)
-                    nextPing = nextPing.addingTimeInterval(interval)
-                }
-                guard let socket else {
-                    usleep(100_000)
-                    continue
-                }
-                guard UDPSocket.wait([socket], timeout: 0.1) else { continue }
-                while let count = socket.receive(into: buffer, from: &from) {
-                    if case .packet(let packet) = RTPPacket.parse(UnsafeRawBufferPointer(rebasing: buffer[..<count])) {
-                        self.state.withLock { $0.receivedPackets[packet.ssrc, default: 0] += 1 }
-                    }
-                }
-            }
+        state.withLock { s in
+            guard s.phase == .joined, let client = s.client else { return }
+            let pings = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "activespeaker.meeting.pings"))
+            pings.schedule(deadline: .now() + interval, repeating: interval)
+            pings.setEventHandler { [weak client] in client?.send(ClientMessage.ping.json) }
+            pings.resume()
+            s.pings = pings
+            if let socket = s.socket { s.packetCounter = ForwardedPacketCounter(socket: socket) }
         }
-        thread.name = "activespeaker-receive"
-        thread.start()
     }
 
     /// Queues `event` for the stream and the listeners (see `MeetingEventQueue`).

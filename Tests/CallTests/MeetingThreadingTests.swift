@@ -7,10 +7,11 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// A meeting's two event channels, the `events` stream and the listeners, see one order whichever
-/// thread raised each event: the WebSocket's (messages, levels), the microphone's (speaking while
-/// muted) or the app's own (an error thrown and reported by a call).
-@Suite(.serialized) struct MeetingEventOrderTests {
+/// The SDK's threads: a meeting's two event channels, the `events` stream and the listeners, see one
+/// order whichever thread raised each event (the WebSocket's: messages, levels; the microphone's:
+/// speaking while muted; the app's own: an error thrown and reported by a call); its timers and queues
+/// neither keep it alive nor stop.
+@Suite(.serialized) struct MeetingThreadingTests {
     /// What a listener heard, one line per call, as `line(_:)` writes the event.
     final class Recorder: MeetingEventListener {
         let lines = Mutex<[String]>([])
@@ -55,11 +56,14 @@ import TestSupport
         }
     }
 
-    static func meeting(_ server: RoomServer, _ participant: String, microphone: MicrophoneChoice, joinTimeout: Double = 10) -> Meeting {
+    static func meeting(
+        _ server: RoomServer, _ participant: String, microphone: MicrophoneChoice, joinTimeout: Double = 10, pingInterval: Double = 5
+    ) -> Meeting {
         var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: CallTestServer.token(participant))
         configuration.microphone = microphone
         configuration.micEnabled = false
         configuration.joinTimeout = joinTimeout
+        configuration.pingInterval = pingInterval
         return Meeting(configuration: configuration)
     }
 
@@ -152,5 +156,45 @@ import TestSupport
         defer { marker.leave() }
         #expect(await Waiting.until { markerRecorder.count("levels") >= 2 })
         #expect(recorder.all == ["joined", "left"])
+    }
+
+    @Test func aDroppedMeetingLeavesAtOnceWithoutItsJoinTimeout() async throws {
+        let server = try CallTestServer.server()
+        defer { server.stop() }
+        let bob = Self.meeting(server, "bob", microphone: .none)
+        let bobRecorder = Recorder()
+        bob.addEventListener(bobRecorder)
+        try await bob.join()
+        defer { bob.leave() }
+
+        // Alice's microphone runs muted and her WebSocket receives levels when the app drops her; a long
+        // join timeout must not keep her alive, nor must the threads that raise her events.
+        weak var dropped: Meeting?
+        do {
+            let alice = Self.meeting(server, "alice", microphone: .custom(try Self.speech()), joinTimeout: 300)
+            let recorder = Recorder()
+            alice.addEventListener(recorder)
+            try await alice.join()
+            #expect(await Waiting.until { recorder.count("speaking-while-muted") >= 1 && recorder.count("levels") >= 2 })
+            dropped = alice
+        }
+        #expect(await Waiting.until { dropped == nil }, "the meeting is still referenced")
+        #expect(await Waiting.until { bobRecorder.all.contains("participant-left alice") }, "\(bobRecorder.all.filter { !$0.hasPrefix("levels") })")
+    }
+
+    @Test func pingsKeepASilentMeetingInTheRoom() async throws {
+        // The server removes a client silent for 1 s; alice, muted and sending nothing else, pings
+        // every 0.2 s from her timer.
+        let server = try CallTestServer.server(clientTimeout: 1)
+        defer { server.stop() }
+        let alice = Self.meeting(server, "alice", microphone: .none, pingInterval: 0.2)
+        let recorder = Recorder()
+        alice.addEventListener(recorder)
+        try await alice.join()
+        defer { alice.leave() }
+        // 15 level reports: 3 s of the server's clock, three client timeouts.
+        #expect(await Waiting.until { recorder.count("levels") >= 15 })
+        #expect(alice.localParticipant != nil)
+        #expect(!recorder.all.contains { $0.hasPrefix("error") || $0 == "left" }, "\(recorder.all.filter { !$0.hasPrefix("levels") })")
     }
 }
