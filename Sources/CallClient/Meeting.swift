@@ -147,7 +147,7 @@ public final class Meeting: @unchecked Sendable {
             s.phase = .joining
             return true
         }
-        guard ready else { throw MeetingError(code: MeetingError.invalidArgument, "join() was already called") }
+        guard ready else { throw MeetingError(code: .invalidArgument, "join() was already called") }
         let result = await withCheckedContinuation { (waiter: CheckedContinuation<Result<Void, MeetingError>, Never>) in
             state.withLock { $0.joinWaiter = waiter }
             DispatchQueue.global().async { [self] in
@@ -156,7 +156,7 @@ public final class Meeting: @unchecked Sendable {
             // Weak: a meeting dropped after joining must not live on until the timeout.
             let (server, timeout) = (configuration.server, configuration.joinTimeout)
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
-                self?.finishJoin(.failure(MeetingError(code: MeetingError.network, "no answer from \(server) in \(timeout) s")))
+                self?.finishJoin(.failure(MeetingError(code: .network, "no answer from \(server) in \(timeout) s")))
             }
         }
         if case .failure(let error) = result {
@@ -193,7 +193,7 @@ public final class Meeting: @unchecked Sendable {
             try client.connect(timeout: configuration.joinTimeout)
         } catch {
             // A malformed URL or an unreadable certificate authority file is the caller's to fix.
-            let code = error.operation == .parse ? MeetingError.invalidArgument : MeetingError.network
+            let code: MeetingError.Code = error.operation == .parse ? .invalidArgument : .network
             return MeetingError(code: code, "cannot connect to \(configuration.server): \(error)")
         }
         // The socket exists before joining so its port can be announced; media goes to the server's host.
@@ -202,7 +202,7 @@ public final class Meeting: @unchecked Sendable {
             socket = try UDPSocket(address: Self.isIPv6(url) ? "[::]:0" : "0.0.0.0:0")
         } catch {
             client.close()
-            return MeetingError(code: MeetingError.network, "cannot open a UDP socket: \(error)")
+            return MeetingError(code: .network, "cannot open a UDP socket: \(error)")
         }
         let wantsMic = configuration.micEnabled
         state.withLock { s in
@@ -333,24 +333,24 @@ public final class Meeting: @unchecked Sendable {
             state.withLock { $0.publisher = publisher }
             return nil
         } catch {
-            return MeetingError(code: MeetingError.audioDeviceFailed, "\(error)")
+            return MeetingError(code: .audioDeviceFailed, "\(error)")
         }
     }
 
     static func openSource(_ choice: MicrophoneChoice) -> Result<any MicrophoneSource, MeetingError> {
         switch choice {
         case .none:
-            return .failure(MeetingError(code: MeetingError.noMicrophoneFound, "no microphone was chosen"))
+            return .failure(MeetingError(code: .noMicrophoneFound, "no microphone was chosen"))
         case .custom(let track):
             return .success(track.source)
         case .device(let name):
             guard let device = name ?? DeviceCatalog.microphones().first?.deviceId else {
-                return .failure(MeetingError(code: MeetingError.noMicrophoneFound, "no microphone device found"))
+                return .failure(MeetingError(code: .noMicrophoneFound, "no microphone device found"))
             }
             do {
                 return .success(try ALSAMicrophone(device: device))
             } catch {
-                return .failure(MeetingError(code: MeetingError.audioDeviceFailed, "\(error)"))
+                return .failure(MeetingError(code: .audioDeviceFailed, "\(error)"))
             }
         }
     }
@@ -371,7 +371,7 @@ public final class Meeting: @unchecked Sendable {
     /// - Throws: `MeetingError` 3068 for a device that cannot play (a microphone).
     public func setAudioDevice(_ device: AudioDeviceInfo) throws(MeetingError) {
         guard device.kind == .speaker else {
-            throw MeetingError(code: MeetingError.actionNotSupported, "\(device.label) cannot play audio")
+            throw MeetingError(code: .actionNotSupported, "\(device.label) cannot play audio")
         }
         state.withLock { $0.selectedOutput = device }
         notifyDeviceListener()
@@ -417,11 +417,11 @@ public final class Meeting: @unchecked Sendable {
         let target: String
         if let deviceId {
             guard mics.contains(where: { $0.deviceId == deviceId }) else {
-                throw reported(MeetingError(code: MeetingError.noMicrophoneFound, "no microphone device \(deviceId)"))
+                throw reported(MeetingError(code: .noMicrophoneFound, "no microphone device \(deviceId)"))
             }
             target = deviceId
         } else {
-            guard !mics.isEmpty else { throw reported(MeetingError(code: MeetingError.noMicrophoneFound, "no microphone device found")) }
+            guard !mics.isEmpty else { throw reported(MeetingError(code: .noMicrophoneFound, "no microphone device found")) }
             let index = current.flatMap { name in mics.firstIndex { $0.deviceId == name } }.map { ($0 + 1) % mics.count } ?? 0
             target = mics[index].deviceId
         }
@@ -443,7 +443,7 @@ public final class Meeting: @unchecked Sendable {
         do {
             try source.start()
         } catch {
-            throw reported(MeetingError(code: MeetingError.audioDeviceFailed, "\(error)"))
+            throw reported(MeetingError(code: .audioDeviceFailed, "\(error)"))
         }
         let (old, live, localID, client, muted, previous) = state.withLock { s in
             let previous = s.microphone
@@ -487,7 +487,7 @@ public final class Meeting: @unchecked Sendable {
     /// - Throws: `MeetingError` 3010 "no webcam device found" for an unknown id.
     public func changeCam(deviceId: String) throws(MeetingError) {
         guard getCameras().contains(where: { $0.deviceId == deviceId }) else {
-            throw reported(MeetingError(code: MeetingError.noWebcamFound, "no webcam device found: \(deviceId)"))
+            throw reported(MeetingError(code: .noWebcamFound, "no webcam device found: \(deviceId)"))
         }
     }
 
@@ -600,10 +600,10 @@ public final class Meeting: @unchecked Sendable {
             return s.phase == .joined
         }
         if !wasJoined {
-            finishJoin(.failure(MeetingError(code: MeetingError.network, "connection closed by the server \(reason)")))
+            finishJoin(.failure(MeetingError(code: .network, "connection closed by the server \(reason)")))
             return
         }
-        let error = MeetingError(code: MeetingError.network, "connection to \(configuration.server) lost\(reason.isEmpty ? "" : ": " + reason)")
+        let error = MeetingError(code: .network, "connection to \(configuration.server) lost\(reason.isEmpty ? "" : ": " + reason)")
         shutDown()
         emit(.error(error))
         emit(.meetingLeft(reason: error))

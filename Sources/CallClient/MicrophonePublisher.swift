@@ -85,7 +85,7 @@ final class MicrophonePublisher: @unchecked Sendable {
             do {
                 read = try source.read(into: frame)
             } catch {
-                onFailure(MeetingError(code: MeetingError.audioDeviceFailed, "\(error)"))
+                onFailure(MeetingError(code: .audioDeviceFailed, "\(error)"))
                 return
             }
             guard read == .frame else { return }
@@ -127,7 +127,7 @@ final class MicrophonePublisher: @unchecked Sendable {
             do {
                 _ = try sender.send(frame: UnsafeBufferPointer(frame), to: destination, voice: speaking)
             } catch {
-                onFailure(MeetingError(code: MeetingError.audioDeviceFailed, "\(error)"))
+                onFailure(MeetingError(code: .audioDeviceFailed, "\(error)"))
                 return
             }
         }
