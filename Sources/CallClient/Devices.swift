@@ -65,7 +65,7 @@ public final class CustomMicrophoneTrack: Sendable {
             return CustomMicrophoneTrack(
                 source: source, label: path, duration: loop ? nil : Double(source.passLength) / Double(source.sampleRate))
         } catch {
-            throw MeetingError(code: MeetingError.invalidArgument, "\(error)")
+            throw MeetingError(code: .invalidArgument, "\(error)")
         }
     }
 }

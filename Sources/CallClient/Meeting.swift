@@ -38,16 +38,22 @@ public struct MeetingConfiguration: Sendable {
 /// A meeting: join a room, follow its participants and its dominant speaker, publish a microphone.
 ///
 /// Events arrive both on `events` (an `AsyncStream`, for one consumer) and on the registered
-/// `MeetingEventListener`s, in the same order, on one serial queue. All methods are thread-safe.
+/// `MeetingEventListener`s, in one order, from one serial queue: whichever thread raised an event (the
+/// signalling connection's, the microphone's, or the caller's own when a call reports an error), the
+/// queue gives it to the stream and then to each listener before the next event. Nothing follows
+/// `meetingLeft` on either. All methods are thread-safe.
+///
+/// The meeting's own threads and queues hold it only weakly (the signalling handlers, while they run)
+/// or not at all (the microphone, the packet counter, the pings, the event queue), so dropping the
+/// last reference leaves the room at once (`deinit` calls `leave()`).
 public final class Meeting: @unchecked Sendable {
     // @unchecked Sendable: mutable state lives in `state` (a Mutex); `socket`, `client`, `publisher`
-    // are replaced only under that lock; the event queue serialises listener calls.
+    // are replaced only under that lock; `eventQueue` delivers the events (see MeetingEventQueue).
 
     public let configuration: MeetingConfiguration
-    /// Every event, in order; finished after `meetingLeft`.
-    public let events: AsyncStream<MeetingEvent>
-    private let continuation: AsyncStream<MeetingEvent>.Continuation
-    private let eventQueue = DispatchQueue(label: "activespeaker.meeting.events")
+    /// Every event, in order; finished after `meetingLeft` (or when `join()` fails).
+    public var events: AsyncStream<MeetingEvent> { eventQueue.stream }
+    private let eventQueue = MeetingEventQueue()
 
     private struct State {
         var phase: Phase = .idle
@@ -62,7 +68,6 @@ public final class Meeting: @unchecked Sendable {
         var webcam = false
         var microphone: MicrophoneChoice
         var selectedOutput = AudioDeviceInfo.speaker
-        var listeners: [any MeetingEventListener] = []
         var deviceListener: (@Sendable (AudioDeviceInfo?, [AudioDeviceInfo]) -> Void)?
         var lastMicrophones: [AudioDeviceInfo] = []
         var joinWaiter: CheckedContinuation<Result<Void, MeetingError>, Never>?
@@ -70,7 +75,10 @@ public final class Meeting: @unchecked Sendable {
         var socket: UDPSocket?
         var sender: RTPAudioSender?
         var publisher: MicrophonePublisher?
-        var receivedPackets: [UInt32: Int] = [:]
+        /// Counts forwarded RTP from joining on; kept after leaving, for `receivedPackets`.
+        var packetCounter: ForwardedPacketCounter?
+        /// The keep-alive pings, while joined.
+        var pings: (any DispatchSourceTimer)?
         /// Who each SSRC belongs to, kept after they leave, for the packet counts.
         var owners: [UInt32: String] = [:]
     }
@@ -79,14 +87,17 @@ public final class Meeting: @unchecked Sendable {
 
     private let state: Mutex<State>
     private let deviceQueue = DispatchQueue(label: "activespeaker.meeting.devices")
-    private let receiverStop = Atomic<Bool>(false)
 
     public init(configuration: MeetingConfiguration) {
         self.configuration = configuration
-        (events, continuation) = AsyncStream.makeStream(of: MeetingEvent.self, bufferingPolicy: .unbounded)
         state = Mutex(State(microphone: configuration.microphone))
     }
 
+    /// Leaves the room. Runs where the last reference goes: an app thread, the event queue (a listener
+    /// that held the meeting), or the signalling connection's service thread (its handlers hold the
+    /// meeting while they run). There too it waits for nothing that waits for it: `leave()` stops the
+    /// microphone thread (which holds no reference to the meeting) and only asks the connection to
+    /// close (`WebSocketClient.close` does not join its own thread).
     deinit {
         leave()
     }
@@ -110,16 +121,19 @@ public final class Meeting: @unchecked Sendable {
     /// `ssrc-N` for a source the server never announced).
     public var receivedPackets: [String: Int] {
         state.withLock { s in
-            Dictionary(s.receivedPackets.map { (s.owners[$0.key] ?? "ssrc-\($0.key)", $0.value) }, uniquingKeysWith: +)
+            let counts = s.packetCounter?.bySSRC ?? [:]
+            return Dictionary(counts.map { (s.owners[$0.key] ?? "ssrc-\($0.key)", $0.value) }, uniquingKeysWith: +)
         }
     }
 
+    /// Adds a listener: it hears the events delivered after this call, on the meeting's event queue.
     public func addEventListener(_ listener: any MeetingEventListener) {
-        state.withLock { $0.listeners.append(listener) }
+        eventQueue.add(listener)
     }
 
+    /// Removes a listener; an event being delivered at that moment may still reach it.
     public func removeEventListener(_ listener: any MeetingEventListener) {
-        state.withLock { $0.listeners.removeAll { $0 === listener } }
+        eventQueue.remove(listener)
     }
 
     // MARK: Joining and leaving
@@ -133,20 +147,22 @@ public final class Meeting: @unchecked Sendable {
             s.phase = .joining
             return true
         }
-        guard ready else { throw MeetingError(code: MeetingError.invalidArgument, "join() was already called") }
+        guard ready else { throw MeetingError(code: .invalidArgument, "join() was already called") }
         let result = await withCheckedContinuation { (waiter: CheckedContinuation<Result<Void, MeetingError>, Never>) in
             state.withLock { $0.joinWaiter = waiter }
             DispatchQueue.global().async { [self] in
                 if let error = connectAndSendJoin() { finishJoin(.failure(error)) }
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + configuration.joinTimeout) { [self] in
-                finishJoin(.failure(MeetingError(code: MeetingError.network, "no answer from \(configuration.server) in \(configuration.joinTimeout) s")))
+            // Weak: a meeting dropped after joining must not live on until the timeout.
+            let (server, timeout) = (configuration.server, configuration.joinTimeout)
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
+                self?.finishJoin(.failure(MeetingError(code: .network, "no answer from \(server) in \(timeout) s")))
             }
         }
         if case .failure(let error) = result {
             shutDown()
             state.withLock { $0.phase = .left }
-            continuation.finish()
+            eventQueue.finish()
             throw error
         }
     }
@@ -162,7 +178,7 @@ public final class Meeting: @unchecked Sendable {
         client.send(ClientMessage.leave.json)
         shutDown()
         emit(.meetingLeft(reason: nil))
-        continuation.finish()
+        eventQueue.finish()
     }
 
     private func connectAndSendJoin() -> MeetingError? {
@@ -177,7 +193,7 @@ public final class Meeting: @unchecked Sendable {
             try client.connect(timeout: configuration.joinTimeout)
         } catch {
             // A malformed URL or an unreadable certificate authority file is the caller's to fix.
-            let code = error.operation == .parse ? MeetingError.invalidArgument : MeetingError.network
+            let code: MeetingError.Code = error.operation == .parse ? .invalidArgument : .network
             return MeetingError(code: code, "cannot connect to \(configuration.server): \(error)")
         }
         // The socket exists before joining so its port can be announced; media goes to the server's host.
@@ -186,7 +202,7 @@ public final class Meeting: @unchecked Sendable {
             socket = try UDPSocket(address: Self.isIPv6(url) ? "[::]:0" : "0.0.0.0:0")
         } catch {
             client.close()
-            return MeetingError(code: MeetingError.network, "cannot open a UDP socket: \(error)")
+            return MeetingError(code: .network, "cannot open a UDP socket: \(error)")
         }
         let wantsMic = configuration.micEnabled
         state.withLock { s in
@@ -211,14 +227,18 @@ public final class Meeting: @unchecked Sendable {
         waiter?.resume(returning: result)
     }
 
+    /// Stops the pings, the packet counter, the microphone and the connection. Waits for the
+    /// microphone's thread only (see `deinit`).
     private func shutDown() {
-        let (client, publisher) = state.withLock { s in
-            let taken = (s.client, s.publisher)
+        let (client, publisher, counter) = state.withLock { s in
+            let taken = (s.client, s.publisher, s.packetCounter)
             s.client = nil
             s.publisher = nil
+            s.pings?.cancel()  // never waits
+            s.pings = nil
             return taken
         }
-        receiverStop.store(true, ordering: .relaxed)
+        counter?.stop()
         publisher?.stop()
         client?.close()
     }
@@ -303,32 +323,34 @@ public final class Meeting: @unchecked Sendable {
         }
         let destination = media.flatMap { SocketAddress(host: Self.host(of: host), port: $0.rtpPort) }
         do {
+            // The microphone's thread reaches the event queue only, never the meeting: it must not be
+            // where the meeting is deinitialised (`leave()` there would wait for its own thread).
             let publisher = try MicrophonePublisher(
                 source: source, sender: sender, destination: destination, muted: muted,
-                onSpeakingWhileMuted: { [weak self] in self?.emit(.speakingWhileMuted) },
-                onFailure: { [weak self] error in self?.emit(.error(error)) })
+                onSpeakingWhileMuted: { [eventQueue] in eventQueue.emit(.speakingWhileMuted) },
+                onFailure: { [eventQueue] error in eventQueue.emit(.error(error)) })
             try publisher.start()
             state.withLock { $0.publisher = publisher }
             return nil
         } catch {
-            return MeetingError(code: MeetingError.audioDeviceFailed, "\(error)")
+            return MeetingError(code: .audioDeviceFailed, "\(error)")
         }
     }
 
     static func openSource(_ choice: MicrophoneChoice) -> Result<any MicrophoneSource, MeetingError> {
         switch choice {
         case .none:
-            return .failure(MeetingError(code: MeetingError.noMicrophoneFound, "no microphone was chosen"))
+            return .failure(MeetingError(code: .noMicrophoneFound, "no microphone was chosen"))
         case .custom(let track):
             return .success(track.source)
         case .device(let name):
             guard let device = name ?? DeviceCatalog.microphones().first?.deviceId else {
-                return .failure(MeetingError(code: MeetingError.noMicrophoneFound, "no microphone device found"))
+                return .failure(MeetingError(code: .noMicrophoneFound, "no microphone device found"))
             }
             do {
                 return .success(try ALSAMicrophone(device: device))
             } catch {
-                return .failure(MeetingError(code: MeetingError.audioDeviceFailed, "\(error)"))
+                return .failure(MeetingError(code: .audioDeviceFailed, "\(error)"))
             }
         }
     }
@@ -349,7 +371,7 @@ public final class Meeting: @unchecked Sendable {
     /// - Throws: `MeetingError` 3068 for a device that cannot play (a microphone).
     public func setAudioDevice(_ device: AudioDeviceInfo) throws(MeetingError) {
         guard device.kind == .speaker else {
-            throw MeetingError(code: MeetingError.actionNotSupported, "\(device.label) cannot play audio")
+            throw MeetingError(code: .actionNotSupported, "\(device.label) cannot play audio")
         }
         state.withLock { $0.selectedOutput = device }
         notifyDeviceListener()
@@ -395,11 +417,11 @@ public final class Meeting: @unchecked Sendable {
         let target: String
         if let deviceId {
             guard mics.contains(where: { $0.deviceId == deviceId }) else {
-                throw reported(MeetingError(code: MeetingError.noMicrophoneFound, "no microphone device \(deviceId)"))
+                throw reported(MeetingError(code: .noMicrophoneFound, "no microphone device \(deviceId)"))
             }
             target = deviceId
         } else {
-            guard !mics.isEmpty else { throw reported(MeetingError(code: MeetingError.noMicrophoneFound, "no microphone device found")) }
+            guard !mics.isEmpty else { throw reported(MeetingError(code: .noMicrophoneFound, "no microphone device found")) }
             let index = current.flatMap { name in mics.firstIndex { $0.deviceId == name } }.map { ($0 + 1) % mics.count } ?? 0
             target = mics[index].deviceId
         }
@@ -421,7 +443,7 @@ public final class Meeting: @unchecked Sendable {
         do {
             try source.start()
         } catch {
-            throw reported(MeetingError(code: MeetingError.audioDeviceFailed, "\(error)"))
+            throw reported(MeetingError(code: .audioDeviceFailed, "\(error)"))
         }
         let (old, live, localID, client, muted, previous) = state.withLock { s in
             let previous = s.microphone
@@ -465,11 +487,11 @@ public final class Meeting: @unchecked Sendable {
     /// - Throws: `MeetingError` 3010 "no webcam device found" for an unknown id.
     public func changeCam(deviceId: String) throws(MeetingError) {
         guard getCameras().contains(where: { $0.deviceId == deviceId }) else {
-            throw reported(MeetingError(code: MeetingError.noWebcamFound, "no webcam device found: \(deviceId)"))
+            throw reported(MeetingError(code: .noWebcamFound, "no webcam device found: \(deviceId)"))
         }
     }
 
-    // MARK: Signalling (the WebSocket client's thread)
+    // MARK: Signalling (the WebSocket client's service thread)
 
     private func received(_ text: String) {
         let message: ServerMessage
@@ -578,51 +600,34 @@ public final class Meeting: @unchecked Sendable {
             return s.phase == .joined
         }
         if !wasJoined {
-            finishJoin(.failure(MeetingError(code: MeetingError.network, "connection closed by the server \(reason)")))
+            finishJoin(.failure(MeetingError(code: .network, "connection closed by the server \(reason)")))
             return
         }
-        let error = MeetingError(code: MeetingError.network, "connection to \(configuration.server) lost\(reason.isEmpty ? "" : ": " + reason)")
+        let error = MeetingError(code: .network, "connection to \(configuration.server) lost\(reason.isEmpty ? "" : ": " + reason)")
         shutDown()
         emit(.error(error))
         emit(.meetingLeft(reason: error))
-        continuation.finish()
+        eventQueue.finish()
     }
 
-    /// One thread for the keep-alive pings and the forwarded audio: it counts received packets per SSRC.
+    /// Starts the keep-alive pings (a timer) and the count of forwarded audio (driven by the UDP
+    /// socket's readiness). Neither has a thread of its own or holds the meeting.
     private func startTimers() {
-        let socket = state.withLock { $0.socket }
         let interval = configuration.pingInterval
-        let thread = Thread { [weak self] in
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
-            defer { buffer.deallocate() }
-            var from = SocketAddress(host: "0.0.0.0", port: 0)!
-            var nextPing = Date().addingTimeInterval(interval)
-            while let self, !self.receiverStop.load(ordering: .relaxed) {
-                if Date() >= nextPing {
-                    self.state.withLock { $0.client }?.send(ClientMessage.ping.json)
-                    nextPing = nextPing.addingTimeInterval(interval)
-                }
-                guard let socket else {
-                    usleep(100_000)
-                    continue
-                }
-                guard UDPSocket.wait([socket], timeout: 0.1) else { continue }
-                while let count = socket.receive(into: buffer, from: &from) {
-                    if case .packet(let packet) = RTPPacket.parse(UnsafeRawBufferPointer(rebasing: buffer[..<count])) {
-                        self.state.withLock { $0.receivedPackets[packet.ssrc, default: 0] += 1 }
-                    }
-                }
-            }
+        state.withLock { s in
+            guard s.phase == .joined, let client = s.client else { return }
+            let pings = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "activespeaker.meeting.pings"))
+            pings.schedule(deadline: .now() + interval, repeating: interval)
+            pings.setEventHandler { [weak client] in client?.send(ClientMessage.ping.json) }
+            pings.resume()
+            s.pings = pings
+            if let socket = s.socket { s.packetCounter = ForwardedPacketCounter(socket: socket) }
         }
-        thread.name = "activespeaker-receive"
-        thread.start()
     }
 
+    /// Queues `event` for the stream and the listeners (see `MeetingEventQueue`).
     private func emit(_ event: MeetingEvent) {
-        continuation.yield(event)
-        let listeners = state.withLock { $0.listeners }
-        guard !listeners.isEmpty else { return }
-        eventQueue.async { for listener in listeners { event.deliver(to: listener) } }
+        eventQueue.emit(event)
     }
 
     // MARK: URLs

@@ -1,32 +1,69 @@
 import CallProtocol
 
-/// The one error type of CallClient: a numeric code and a sentence.
+/// The one error type of CallClient: a typed code and a sentence.
 ///
 /// Codes 3xxx are the SDK's own (the device-switching guide's 3059 and 3068 among them); 4xxx and
-/// 5000 come from the server (docs/call.md).
+/// 5000 come from the server (`CallErrorCode`, docs/call.md). `code.rawValue` is the number.
 public struct MeetingError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var code: Int
+    /// What went wrong, with the number of docs/call.md's error tables as its `rawValue`.
+    public enum Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// 3001: server unreachable, connection lost, or no answer in time.
+        case network
+        /// 3002: a microphone could not be opened or failed while in use.
+        case audioDeviceFailed
+        /// 3003: an unknown device id, an unreadable file, a call in the wrong state.
+        case invalidArgument
+        /// 3010: no webcam device has that id (or none exists).
+        case noWebcamFound
+        /// 3059: no microphone device found.
+        case noMicrophoneFound
+        /// 3068: the action is not supported (e.g. `setAudioDevice` to a device that cannot play).
+        case actionNotSupported
+        /// 4001–4015, 5000: the server's code, as its `error` message gave it.
+        case server(CallErrorCode)
+
+        /// The number: 3001…3068 for the SDK's own codes, the server's code otherwise.
+        public var rawValue: Int {
+            switch self {
+            case .network: 3001
+            case .audioDeviceFailed: 3002
+            case .invalidArgument: 3003
+            case .noWebcamFound: 3010
+            case .noMicrophoneFound: 3059
+            case .actionNotSupported: 3068
+            case .server(let code): code.rawValue
+            }
+        }
+
+        /// The code of a number; nil for a number that is none of the SDK's or the server's codes.
+        public init?(rawValue: Int) {
+            switch rawValue {
+            case 3001: self = .network
+            case 3002: self = .audioDeviceFailed
+            case 3003: self = .invalidArgument
+            case 3010: self = .noWebcamFound
+            case 3059: self = .noMicrophoneFound
+            case 3068: self = .actionNotSupported
+            default:
+                guard let code = CallErrorCode(rawValue: rawValue) else { return nil }
+                self = .server(code)
+            }
+        }
+
+        /// The number, as the documentation lists it (`3001`).
+        public var description: String { String(rawValue) }
+    }
+
+    public var code: Code
     public var message: String
 
-    public init(code: Int, _ message: String) {
+    public init(code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var description: String { "\(message) (\(code))" }
-
-    /// Server unreachable, connection lost, or no answer in time.
-    public static let network = 3001
-    /// A microphone could not be opened or failed while in use.
-    public static let audioDeviceFailed = 3002
-    /// An unknown device id, an unreadable file, a call in the wrong state.
-    public static let invalidArgument = 3003
-    /// No webcam device has that id (or none exists).
-    public static let noWebcamFound = 3010
-    /// No microphone device found.
-    public static let noMicrophoneFound = 3059
-    /// The action is not supported (e.g. `setAudioDevice` to a device that cannot play).
-    public static let actionNotSupported = 3068
+    /// `message (number)`.
+    public var description: String { "\(message) (\(code.rawValue))" }
 
     /// Why `join()` failed, for the reasons an app shows differently.
     public enum JoinFailure: Sendable, Hashable {
@@ -35,16 +72,16 @@ public struct MeetingError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public var joinFailure: JoinFailure {
         switch code {
-        case CallErrorCode.invalidToken.rawValue, CallErrorCode.wrongRoom.rawValue: .invalidToken
-        case CallErrorCode.tokenExpired.rawValue: .tokenExpired
-        case CallErrorCode.roomNotFound.rawValue: .roomNotFound
-        case CallErrorCode.roomFull.rawValue: .roomFull
-        case Self.network: .network
+        case .server(.invalidToken), .server(.wrongRoom): .invalidToken
+        case .server(.tokenExpired): .tokenExpired
+        case .server(.roomNotFound): .roomNotFound
+        case .server(.roomFull): .roomFull
+        case .network: .network
         default: .other
         }
     }
 
     init(_ error: CallError) {
-        self.init(code: error.code.rawValue, error.message)
+        self.init(code: .server(error.code), error.message)
     }
 }

@@ -58,8 +58,10 @@ final class MicrophonePublisher: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops the microphone and waits for the thread. Idempotent.
+    /// Stops the microphone and waits for the thread. Idempotent. Not from the publisher's own thread
+    /// (its callbacks): it would wait for itself.
     func stop() {
+        precondition(thread.map { $0 !== Thread.current } ?? true, "MicrophonePublisher.stop() on its own thread would wait for itself")
         guard thread != nil, !stopFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
         source.stop()
         finished.wait()
@@ -83,7 +85,7 @@ final class MicrophonePublisher: @unchecked Sendable {
             do {
                 read = try source.read(into: frame)
             } catch {
-                onFailure(MeetingError(code: MeetingError.audioDeviceFailed, "\(error)"))
+                onFailure(MeetingError(code: .audioDeviceFailed, "\(error)"))
                 return
             }
             guard read == .frame else { return }
@@ -125,7 +127,7 @@ final class MicrophonePublisher: @unchecked Sendable {
             do {
                 _ = try sender.send(frame: UnsafeBufferPointer(frame), to: destination, voice: speaking)
             } catch {
-                onFailure(MeetingError(code: MeetingError.audioDeviceFailed, "\(error)"))
+                onFailure(MeetingError(code: .audioDeviceFailed, "\(error)"))
                 return
             }
         }

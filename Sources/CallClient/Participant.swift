@@ -51,7 +51,7 @@ public enum MeetingEvent: Sendable, Hashable {
 
 /// Receives meeting events, with the names app developers know from video-call SDKs. Every method has
 /// an empty default, so a listener implements only what it needs. Called on the meeting's serial
-/// event queue, in order.
+/// event queue, one event at a time, in the order of `Meeting.events`; nothing after `onMeetingLeft`.
 public protocol MeetingEventListener: AnyObject, Sendable {
     func onMeetingJoined()
     func onMeetingLeft()

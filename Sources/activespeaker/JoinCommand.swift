@@ -149,10 +149,10 @@ struct JoinCommand: Command {
             var line = JSONLine()
             line.add("t", Date().timeIntervalSince(start), decimals: 3)
             line.add("type", "error")
-            line.add("code", error.code)
+            line.add("code", error.code.rawValue)
             line.add("message", error.message)
             output.write(line.rendered)
-            throw .failure("join: \(error.message) (\(error.code))")
+            throw .failure("join: \(error)")
         }
         StopRequest.install()
         while !StopRequest.isRequested, meeting.localParticipant != nil {
@@ -181,7 +181,7 @@ struct JoinCommand: Command {
         case .meetingLeft(let reason):
             guard let reason else { return nil }
             line.add("type", "meeting-left")
-            line.add("code", reason.code)
+            line.add("code", reason.code.rawValue)
             line.add("message", reason.message)
         case .participantJoined(let participant):
             line.add("type", "participant-joined")
@@ -220,7 +220,7 @@ struct JoinCommand: Command {
             line.add("type", "speaking-while-muted")
         case .error(let error):
             line.add("type", "error")
-            line.add("code", error.code)
+            line.add("code", error.code.rawValue)
             line.add("message", error.message)
         }
         return line.rendered

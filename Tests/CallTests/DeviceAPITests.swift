@@ -176,7 +176,7 @@ final class DeviceEventLog: MeetingEventListener {
         do {
             try meeting.setAudioDevice(microphone)
         } catch {
-            #expect(error.code == MeetingError.actionNotSupported)
+            #expect(error.code == .actionNotSupported)
         }
         #expect(meeting.getSelectedAudioDevice() == .speaker, "a refused device is not selected")
     }
@@ -270,10 +270,10 @@ final class DeviceEventLog: MeetingEventListener {
         do {
             try await alice.changeMic(deviceId: TestMicrophones.broken)
         } catch {
-            #expect(error.code == MeetingError.audioDeviceFailed)
+            #expect(error.code == .audioDeviceFailed)
         }
         #expect(await Waiting.until(timeout: 5) { aliceLog.errors.withLock { $0 }.count == 2 })
-        #expect(aliceLog.errors.withLock { $0 }.map(\.code) == [MeetingError.audioDeviceFailed, MeetingError.audioDeviceFailed])
+        #expect(aliceLog.errors.withLock { $0 }.map(\.code) == [.audioDeviceFailed, .audioDeviceFailed])
         #expect(aliceLog.count("disabled alice audio") == 1, "the live microphone was not interrupted")
         let receivedAfterFailure = received()
         #expect(await Waiting.until { received() > receivedAfterFailure + 50 }, "the previous microphone still publishes")
@@ -284,9 +284,9 @@ final class DeviceEventLog: MeetingEventListener {
             try await alice.changeMic(deviceId: "no_such_microphone")
             Issue.record("changed to an unknown microphone")
         } catch {
-            #expect(error.code == MeetingError.noMicrophoneFound)
+            #expect(error.code == .noMicrophoneFound)
         }
-        #expect(await Waiting.until(timeout: 5) { aliceLog.errors.withLock { $0 }.last?.code == MeetingError.noMicrophoneFound })
+        #expect(await Waiting.until(timeout: 5) { aliceLog.errors.withLock { $0 }.last?.code == .noMicrophoneFound })
         #expect(aliceLog.count("disabled alice audio") == 1)
     }
 
@@ -382,9 +382,9 @@ final class DeviceEventLog: MeetingEventListener {
             try meeting.changeCam(deviceId: "/dev/video-that-does-not-exist")
             Issue.record("changed to an unknown webcam")
         } catch {
-            #expect(error.code == MeetingError.noWebcamFound)
+            #expect(error.code == .noWebcamFound)
         }
-        #expect(await Waiting.until(timeout: 5) { log.errors.withLock { $0 }.map(\.code) == [MeetingError.noWebcamFound] })
+        #expect(await Waiting.until(timeout: 5) { log.errors.withLock { $0 }.map(\.code) == [.noWebcamFound] })
         if let camera = meeting.getCameras().first {
             try meeting.changeCam(deviceId: camera.deviceId)
         }
@@ -460,9 +460,9 @@ extension DeviceAPITests {
             try await alice.changeMic(customMicrophoneTrack: CustomMicrophoneTrack(source: OpensOnceSource(), label: "opens once"))
             Issue.record("changed to a microphone that cannot start")
         } catch {
-            #expect(error.code == MeetingError.audioDeviceFailed)
+            #expect(error.code == .audioDeviceFailed)
         }
-        #expect(await Waiting.until(timeout: 5) { log.errors.withLock { $0 }.map(\.code) == [MeetingError.audioDeviceFailed] })
+        #expect(await Waiting.until(timeout: 5) { log.errors.withLock { $0 }.map(\.code) == [.audioDeviceFailed] })
         // Listeners hear events on the meeting's event queue, shortly after the call returns.
         #expect(await Waiting.until(timeout: 5) { log.all == ["disabled alice audio", "enabled alice audio"] }, "\(log.all)")
         let received = bob.receivedPackets["alice"] ?? 0

@@ -12,7 +12,7 @@ import TestSupport
         let lines = Mutex<[String]>([])
         func onMeetingJoined() { lines.withLock { $0.append("joined") } }
         func onSpeakerChanged(participantId: String?) { lines.withLock { $0.append("speaker: \(participantId ?? "nobody")") } }
-        func onError(_ error: MeetingError) { lines.withLock { $0.append("error \(error.code): \(error.message)") } }
+        func onError(_ error: MeetingError) { lines.withLock { $0.append("error \(error.code.rawValue): \(error.message)") } }
     }
 
     @Test func theMeetingBotExampleRuns() async throws {

@@ -84,7 +84,7 @@ struct TLSCallTests {
             try await Meeting(configuration: configuration).join()
             Issue.record("joined with a missing CA file")
         } catch {
-            #expect(error.code == MeetingError.invalidArgument && error.message.contains("none.pem"), "\(error)")
+            #expect(error.code == .invalidArgument && error.message.contains("none.pem"), "\(error)")
         }
         // The server was serving all along: with the CA a meeting joins, and it is the only participant.
         let trusting = Self.meeting("wss://127.0.0.1:\(server.port)", "alice", authority: authority)
