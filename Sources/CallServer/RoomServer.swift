@@ -47,8 +47,10 @@ public struct RoomServerConfiguration: Sendable {
 /// (docs/call.md).
 ///
 /// Threads: the transport's service thread calls the delegate methods; the media loop's thread
-/// reports speakers and levels. Both go through `registry`, one `Mutex`, and carry out the effects
-/// it returns after unlocking (the transport and the media loop queue them).
+/// reports speakers and levels. Both decide through `registry`, one `Mutex` around the pure state
+/// machine `RoomRegistry`; each decision's effects are queued in `executor` under that lock and
+/// carried out after it, in decision order (`EffectExecutor`). `HTTPAPI` answers the HTTP calls,
+/// `ServerLog` writes the events.
 public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked Sendable {
     // @unchecked Sendable: `web` and `media` are set once in `init` and never replaced; all mutable
     // state is inside `registry` (a Mutex) or owned by the media loop's and transport's own threads.
@@ -57,10 +59,11 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
     /// The secret tokens must be signed with.
     public let secret: TokenSecret
     private let registry: Mutex<RoomRegistry>
+    private let executor = EffectExecutor()
     private var web: WebServer!
     private var media: MediaLoop!
     private let recorder: CallRecorder?
-    private let log: @Sendable (String) -> Void
+    private let log: ServerLog
     private let started = DispatchTime.now().uptimeNanoseconds
 
     /// Binds the HTTP/WebSocket port and the RTP port and makes the configured rooms. Call `start()`.
@@ -69,8 +72,10 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
     public init(configuration: RoomServerConfiguration, log: @escaping @Sendable (String) -> Void = { _ in }) throws {
         self.configuration = configuration
         secret = configuration.secret ?? TokenSecret.random()
-        self.log = log
-        recorder = try configuration.recordingDirectory.map { try CallRecorder(directory: $0, log: log) }
+        let recorder = try configuration.recordingDirectory.map { try CallRecorder(directory: $0, log: log) }
+        self.recorder = recorder
+        let started = self.started
+        self.log = ServerLog(output: log, recorder: recorder) { Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
         let rtpSocket = try UDPSocket(address: configuration.rtpAddress)
         registry = Mutex(RoomRegistry(settings: RoomRegistry.Settings(
             secret: secret, rtp: rtpSocket.ownAddresses(), defaultMaxParticipants: configuration.maxParticipants,
@@ -83,8 +88,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
             host: configuration.host, port: configuration.port, webSocketPaths: [Self.signallingPath],
             maximumConnectionsPerAddress: configuration.maxConnectionsPerAddress, tls: configuration.tls, delegate: self)
         for room in configuration.rooms {
-            let effects = try registry.withLock { registry throws(CallError) in try registry.createRoom(id: room, maxParticipants: nil).1 }
-            perform(effects)
+            _ = try decide { registry throws(CallError) in try registry.createRoom(id: room, maxParticipants: nil) }
         }
     }
 
@@ -103,7 +107,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
     public func start() {
         media.start()
         web.start()
-        log(#"{"type":"listening","http":\#(port),"rtp":\#(rtpPort),"tls":\#(configuration.tls != nil)}"#)
+        log(.listening(http: port, rtp: rtpPort, tls: configuration.tls != nil))
     }
 
     /// Disconnects everyone and stops. Idempotent.
@@ -115,144 +119,91 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
 
     /// Seconds since the server started.
     private var now: Double { Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
-    private var epochSeconds: Int { Int(Date().timeIntervalSince1970) }
 
-    private func perform(_ effects: [Effect]) {
-        for effect in effects {
-            switch effect {
-            case .send(let connection, let message):
-                web.send(message.json, to: ConnectionID(rawValue: connection))
-                if case .error(let error) = message { log(#"{"type":"error","connection":\#(connection),"code":\#(error.code.rawValue)}"#) }
-            case .close(let connection, let code):
-                web.close(ConnectionID(rawValue: connection), code: code)
-            case .media(let command):
-                media.post(command)
-                logMedia(command)
+    // MARK: Decisions and their effects
+
+    /// Runs one decision of the registry under its lock, queues its effects in that order, and carries
+    /// them out (with everything queued before) after unlocking.
+    func decide<T: Sendable>(_ decision: (inout RoomRegistry) throws(CallError) -> (T, [Effect])) throws(CallError) -> T {
+        let value = try registry.withLock { registry throws(CallError) in
+            let (value, effects) = try decision(&registry)
+            executor.enqueue(effects)
+            return value
+        }
+        executor.drain(perform)
+        return value
+    }
+
+    /// `decide` for the decisions that cannot fail and answer only with effects.
+    private func decide(_ decision: (inout RoomRegistry) -> [Effect]) {
+        registry.withLock { executor.enqueue(decision(&$0)) }
+        executor.drain(perform)
+    }
+
+    /// Reads the registry (no effects).
+    func read<T: Sendable>(_ body: (RoomRegistry) throws(CallError) -> T) throws(CallError) -> T {
+        try registry.withLock { registry throws(CallError) in try body(registry) }
+    }
+
+    private func perform(_ effect: Effect) {
+        switch effect {
+        case .send(let connection, let message):
+            web.send(message.json, to: ConnectionID(rawValue: connection))
+            if case .error(let error) = message { log(.error(connection: connection, code: error.code)) }
+        case .close(let connection, let code):
+            web.close(ConnectionID(rawValue: connection), code: code)
+        case .media(let command):
+            media.post(command)
+            switch command {
+            case .openRoom(let room): log(.roomOpened(room: room))
+            case .closeRoom(let room): log(.roomClosed(room: room))
+            case .addMember(let room, let participant, let ssrc, _, _):
+                log(.participantJoined(room: room, participant: participant, ssrc: ssrc))
+            case .removeMember(let room, let participant): log(.participantLeft(room: room, participant: participant))
+            case .setMuted(let room, let participant, let muted): log(.micMuted(room: room, participant: participant, muted: muted))
             }
         }
-    }
-
-    private func logMedia(_ command: MediaCommand) {
-        switch command {
-        case .openRoom(let room): log(#"{"type":"room-opened","room":\#(JSON.quoted(room))}"#)
-        case .closeRoom(let room): log(#"{"type":"room-closed","room":\#(JSON.quoted(room))}"#)
-        case .addMember(let room, let participant, let ssrc, _, _):
-            roomEvent(room, #""type":"participant-joined","room":\#(JSON.quoted(room)),"participant":\#(JSON.quoted(participant)),"ssrc":\#(ssrc.map(String.init) ?? "null")"#)
-        case .removeMember(let room, let participant):
-            roomEvent(room, #""type":"participant-left","room":\#(JSON.quoted(room)),"participant":\#(JSON.quoted(participant))"#)
-        case .setMuted(let room, let participant, let muted):
-            roomEvent(room, #""type":"mic-muted","room":\#(JSON.quoted(room)),"participant":\#(JSON.quoted(participant)),"muted":\#(muted)"#)
-        }
-    }
-
-    /// Logs a room's event (JSON members without braces) and records it with the server time.
-    private func roomEvent(_ room: String, _ members: String) {
-        log("{" + members + "}")
-        recorder?.event(room: room, line: #"{"serverTime":\#(String(format: "%.3f", now)),"# + members + "}")
     }
 
     // MARK: WebServerDelegate (transport thread)
 
     public func webSocketOpened(_ connection: ConnectionID, path: String, query: [String: String], peer: PeerAddress) {
         let now = self.now
-        registry.withLock { $0.opened(connection.rawValue, room: query["room"], peerHost: Self.unmapped(peer.host), now: now) }
+        decide { $0.opened(connection.rawValue, room: query["room"], peerHost: Self.unmapped(peer.host), now: now); return [] }
     }
 
     public func webSocketReceived(_ connection: ConnectionID, text: String) {
-        let now = self.now, epoch = epochSeconds
-        perform(registry.withLock { $0.received(connection.rawValue, text: text, now: now, epochSeconds: epoch) })
+        let now = self.now, epoch = Self.epochSeconds
+        decide { $0.received(connection.rawValue, text: text, now: now, epochSeconds: epoch) }
     }
 
     public func webSocketClosed(_ connection: ConnectionID) {
-        perform(registry.withLock { $0.closed(connection.rawValue) })
+        decide { $0.closed(connection.rawValue) }
     }
 
     public func handle(_ request: HTTPRequest, from peer: PeerAddress) -> HTTPResponse {
-        do throws(CallError) {
-            return try route(request)
-        } catch {
-            return .json(status: error.code.httpStatus, #"{"error":{"code":\#(error.code.rawValue),"message":\#(JSON.quoted(error.message))}}"#)
-        }
+        HTTPAPI(server: self).answer(request)
     }
 
-    private func route(_ request: HTTPRequest) throws(CallError) -> HTTPResponse {
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        let epoch = epochSeconds
-        // HEAD is GET without the body (RFC 9110 §9.3.2); the transport leaves the body out.
-        let method = request.method == "HEAD" ? "GET" : request.method
-        switch (method, parts.count, parts.first) {
-        case ("GET", 2, "v1") where parts[1] == "health":
-            let (rooms, participants) = registry.withLock { ($0.rooms.count, $0.participantCount) }
-            return .json(#"{"participants":\#(participants),"rooms":\#(rooms),"status":"ok"}"#)
-        case ("POST", 2, "v1") where parts[1] == "rooms":
-            let body = try Self.decode(RoomRequest.self, request.body, empty: RoomRequest())
-            let (id, effects) = try registry.withLock { registry throws(CallError) in
-                _ = try registry.authorize(request.bearerToken, room: nil, moderator: true, now: epoch)
-                return try registry.createRoom(id: body.roomId, maxParticipants: body.maxParticipants)
-            }
-            perform(effects)
-            return .json(status: 201, #"{"roomId":\#(JSON.quoted(id))}"#)
-        case ("GET", 3, "v1") where parts[1] == "rooms":
-            let room = parts[2]
-            return try registry.withLock { registry throws(CallError) in
-                _ = try registry.authorize(request.bearerToken, room: room, moderator: false, now: epoch)
-                guard let state = registry.room(room) else { throw CallError(.roomNotFound, "room \(room) not found") }
-                return .json(JSON.text(RoomSnapshot(state)))
-            }
-        case ("DELETE", 3, "v1") where parts[1] == "rooms":
-            let room = parts[2]
-            perform(try registry.withLock { registry throws(CallError) in
-                _ = try registry.authorize(request.bearerToken, room: room, moderator: true, now: epoch)
-                return try registry.deleteRoom(room)
-            })
-            return .empty()
-        case ("POST", 4, "v1") where parts[1] == "rooms" && parts[3] == "ingest":
-            let room = parts[2]
-            let body = try Self.decode(IngestRequest.self, request.body, empty: nil)
-            let (info, effects) = try registry.withLock { registry throws(CallError) in
-                _ = try registry.authorize(request.bearerToken, room: room, moderator: true, now: epoch)
-                let source = try MediaSource(ingest: body.source, rtp: registry.settings.rtp)
-                return try registry.addIngest(room: room, participant: body.participantId, displayName: body.displayName, source: source, ssrc: body.ssrc)
-            }
-            perform(effects)
-            let media = MediaDescription(rtpPort: rtpPort, ssrc: info.ssrc!)
-            let answer = IngestAnswer(participantId: info.id, ssrc: info.ssrc!, media: media)
-            return .json(status: 201, JSON.text(answer))
-        case ("DELETE", 5, "v1") where parts[1] == "rooms" && parts[3] == "ingest":
-            let room = parts[2], participant = parts[4]
-            perform(try registry.withLock { registry throws(CallError) in
-                _ = try registry.authorize(request.bearerToken, room: room, moderator: true, now: epoch)
-                return try registry.removeIngest(room: room, participant: participant)
-            })
-            return .empty()
-        case ("GET", 2, "rooms"):
-            let room = parts[1]
-            try registry.withLock { registry throws(CallError) in
-                _ = try registry.authorize(request.query["token"], room: room, moderator: false, now: epoch)
-                guard registry.room(room) != nil else { throw CallError(.roomNotFound, "room \(room) not found") }
-            }
-            return .html(Dashboard.page(room: room))
-        default:
-            throw CallError(.malformedMessage, "no such API call: \(request.method) \(request.path)")
-        }
-    }
+    /// Seconds since 1970, as tokens count them.
+    static var epochSeconds: Int { Int(Date().timeIntervalSince1970) }
 
     // MARK: MediaLoopDelegate (media thread)
 
     func speakerChanged(room: String, participant: String?, time: Double) {
-        perform(registry.withLock { $0.speakerChanged(room: room, participant: participant, time: time) })
-        roomEvent(room, #""type":"speaker-changed","room":\#(JSON.quoted(room)),"participant":\#(participant.map(JSON.quoted) ?? "null"),"t":\#(String(format: "%.2f", time))"#)
+        decide { $0.speakerChanged(room: room, participant: participant, time: time) }
+        log(.speakerChanged(room: room, participant: participant, time: time))
         recorder?.floor(room: room, participant: participant, time: time)
     }
 
     func audioLevels(room: String, time: Double, levels: [String: Double], speaking: [String]) {
-        perform(registry.withLock { $0.audioLevels(room: room, time: time, levels: levels, speaking: speaking) })
+        decide { $0.audioLevels(room: room, time: time, levels: levels, speaking: speaking) }
     }
 
     func tickEnded(ticks: Int) {
         guard ticks % 50 == 0 else { return }
         let now = self.now
-        perform(registry.withLock { $0.sweep(now: now) })
+        decide { $0.sweep(now: now) }
     }
 
     func recordHop(room: String, participant: String, hop: UnsafeBufferPointer<Float>, tick: Int) {
@@ -266,70 +217,15 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
     func roomOpened(_ room: String, tick: Int) {
         recorder?.roomOpened(room, tick: tick)
         // Room time 0 in server time, so a recording's events can be placed on its audio.
-        recorder?.event(room: room, line: #"{"serverTime":\#(String(format: "%.3f", now)),"type":"room-opened","room":\#(JSON.quoted(room))}"#)
+        log.record(room: room, .roomOpened(room: room))
     }
 
     func roomClosed(_ room: String, tick: Int) {
         recorder?.roomClosed(room, tick: tick)
     }
 
-    // MARK: Helpers
-
-    private static func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8], empty: T?) throws(CallError) -> T {
-        if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }), let empty { return empty }
-        guard let value = JSON.decode(type, from: body) else {
-            throw CallError(.malformedMessage, "the request body is not the JSON this call takes (see docs/call.md)")
-        }
-        return value
-    }
-
     /// `::ffff:127.0.0.1` → `127.0.0.1`: a dual-stack socket's view of an IPv4 peer.
     static func unmapped(_ host: String) -> String {
         host.hasPrefix("::ffff:") && host.contains(".") ? String(host.dropFirst(7)) : host
     }
-}
-
-/// `POST /v1/rooms` body.
-private struct RoomRequest: Decodable {
-    var roomId: String?
-    var maxParticipants: Int?
-}
-
-/// `POST /v1/rooms/{id}/ingest` body.
-private struct IngestRequest: Decodable {
-    var participantId: String
-    var displayName: String?
-    var source: String
-    var ssrc: UInt32?
-}
-
-private struct IngestAnswer: Encodable {
-    var participantId: String
-    var ssrc: UInt32
-    var media: MediaDescription
-}
-
-/// `GET /v1/rooms/{id}` answer.
-private struct RoomSnapshot: Encodable {
-    var roomId: String
-    var maxParticipants: Int
-    var participants: [ParticipantInfo]
-    var speakerId: String?
-
-    init(_ room: RoomRegistry.Room) {
-        roomId = room.id
-        maxParticipants = room.maxParticipants
-        participants = room.participants.map(\.info)
-        speakerId = room.speaker
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(roomId, forKey: .roomId)
-        try c.encode(maxParticipants, forKey: .maxParticipants)
-        try c.encode(participants, forKey: .participants)
-        try c.encode(speakerId, forKey: .speakerId)
-    }
-
-    enum CodingKeys: String, CodingKey { case roomId, maxParticipants, participants, speakerId }
 }

@@ -1,0 +1,142 @@
+import CallProtocol
+import CallTransport
+
+/// The HTTP API of a `RoomServer` (docs/call.md, "HTTP API"): reads the `Route`, checks the token,
+/// decides through the server's registry, and answers; a `CallError` becomes the documented error body.
+struct HTTPAPI {
+    let server: RoomServer
+
+    func answer(_ request: HTTPRequest) -> HTTPResponse {
+        do throws(CallError) {
+            return try answer(Route(method: request.method, path: request.path), request)
+        } catch {
+            return .json(status: error.code.httpStatus, JSON.text(ErrorAnswer(error)))
+        }
+    }
+
+    private func answer(_ route: Route, _ request: HTTPRequest) throws(CallError) -> HTTPResponse {
+        let epoch = RoomServer.epochSeconds
+        let token = request.bearerToken
+        switch route {
+        case .health:
+            let (rooms, participants) = try server.read { ($0.rooms.count, $0.participantCount) }
+            return .json(JSON.text(Health(participants: participants, rooms: rooms)))
+        case .createRoom:
+            let body = try Self.decode(RoomRequest.self, request.body, empty: RoomRequest())
+            let id = try server.decide { registry throws(CallError) in
+                _ = try registry.authorize(token, room: nil, moderator: true, now: epoch)
+                return try registry.createRoom(id: body.roomId, maxParticipants: body.maxParticipants)
+            }
+            return .json(status: 201, JSON.text(RoomCreated(roomId: id)))
+        case .room(let room):
+            return try server.read { registry throws(CallError) in
+                _ = try registry.authorize(token, room: room, moderator: false, now: epoch)
+                guard let state = registry.room(room) else { throw CallError(.roomNotFound, "room \(room) not found") }
+                return .json(JSON.text(RoomSnapshot(state)))
+            }
+        case .deleteRoom(let room):
+            try server.decide { registry throws(CallError) in
+                _ = try registry.authorize(token, room: room, moderator: true, now: epoch)
+                return ((), try registry.deleteRoom(room))
+            }
+            return .empty()
+        case .addIngest(let room):
+            let body = try Self.decode(IngestRequest.self, request.body, empty: nil)
+            let info = try server.decide { registry throws(CallError) in
+                _ = try registry.authorize(token, room: room, moderator: true, now: epoch)
+                let source = try MediaSource(ingest: body.source, rtp: registry.settings.rtp)
+                return try registry.addIngest(room: room, participant: body.participantId, displayName: body.displayName, source: source, ssrc: body.ssrc)
+            }
+            let media = MediaDescription(rtpPort: server.rtpPort, ssrc: info.ssrc!)
+            return .json(status: 201, JSON.text(IngestAnswer(participantId: info.id, ssrc: info.ssrc!, media: media)))
+        case .removeIngest(let room, let participant):
+            try server.decide { registry throws(CallError) in
+                _ = try registry.authorize(token, room: room, moderator: true, now: epoch)
+                return ((), try registry.removeIngest(room: room, participant: participant))
+            }
+            return .empty()
+        case .dashboard(let room):
+            try server.read { registry throws(CallError) in
+                _ = try registry.authorize(request.query["token"], room: room, moderator: false, now: epoch)
+                guard registry.room(room) != nil else { throw CallError(.roomNotFound, "room \(room) not found") }
+            }
+            return .html(Dashboard.page(room: room))
+        }
+    }
+
+    private static func decode<T: Decodable>(_ type: T.Type, _ body: [UInt8], empty: T?) throws(CallError) -> T {
+        if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }), let empty { return empty }
+        guard let value = JSON.decode(type, from: body) else {
+            throw CallError(.malformedMessage, "the request body is not the JSON this call takes (see docs/call.md)")
+        }
+        return value
+    }
+}
+
+/// `GET /v1/health` answer.
+private struct Health: Encodable {
+    var participants: Int
+    var rooms: Int
+    var status = "ok"
+}
+
+/// `POST /v1/rooms` answer.
+private struct RoomCreated: Encodable {
+    var roomId: String
+}
+
+/// The body of every error answer.
+private struct ErrorAnswer: Encodable {
+    struct Body: Encodable {
+        var code: Int
+        var message: String
+    }
+    var error: Body
+
+    init(_ error: CallError) { self.error = Body(code: error.code.rawValue, message: error.message) }
+}
+
+/// `POST /v1/rooms` body.
+private struct RoomRequest: Decodable {
+    var roomId: String?
+    var maxParticipants: Int?
+}
+
+/// `POST /v1/rooms/{id}/ingest` body.
+private struct IngestRequest: Decodable {
+    var participantId: String
+    var displayName: String?
+    var source: String
+    var ssrc: UInt32?
+}
+
+private struct IngestAnswer: Encodable {
+    var participantId: String
+    var ssrc: UInt32
+    var media: MediaDescription
+}
+
+/// `GET /v1/rooms/{id}` answer.
+private struct RoomSnapshot: Encodable {
+    var roomId: String
+    var maxParticipants: Int
+    var participants: [ParticipantInfo]
+    var speakerId: String?
+
+    init(_ room: RoomRegistry.Room) {
+        roomId = room.id
+        maxParticipants = room.maxParticipants
+        participants = room.participants.map(\.info)
+        speakerId = room.speaker
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(roomId, forKey: .roomId)
+        try c.encode(maxParticipants, forKey: .maxParticipants)
+        try c.encode(participants, forKey: .participants)
+        try c.encode(speakerId, forKey: .speakerId)
+    }
+
+    enum CodingKeys: String, CodingKey { case roomId, maxParticipants, participants, speakerId }
+}

@@ -1,0 +1,75 @@
+import CallProtocol
+import Foundation
+
+/// One event of the server's log: a JSON line on `serve`'s standard output, and, for a room's events
+/// when the room is recorded, a line of its `events.jsonl` with the server time first.
+enum ServerEvent: Equatable, Sendable {
+    case listening(http: Int, rtp: Int, tls: Bool)
+    /// An `error` message sent to a connection.
+    case error(connection: ConnectionNumber, code: CallErrorCode)
+    case roomOpened(room: String)
+    case roomClosed(room: String)
+    /// `ssrc`: null for a participant that does not publish.
+    case participantJoined(room: String, participant: String, ssrc: UInt32?)
+    case participantLeft(room: String, participant: String)
+    case micMuted(room: String, participant: String, muted: Bool)
+    /// `participant`: null when nobody speaks; `time`: seconds of room time, written to 10 ms.
+    case speakerChanged(room: String, participant: String?, time: Double)
+
+    /// The room whose recording the event belongs in; nil for the server's own events.
+    var room: String? {
+        switch self {
+        case .participantJoined(let room, _, _), .participantLeft(let room, _), .micMuted(let room, _, _),
+            .speakerChanged(let room, _, _):
+            room
+        case .listening, .error, .roomOpened, .roomClosed: nil
+        }
+    }
+
+    /// The event as one JSON object, `type` first and the fields in a fixed order (people read these
+    /// lines); with `serverTime` (seconds, to the millisecond) before everything.
+    func line(serverTime: Double? = nil) -> String {
+        var members: [(String, any Encodable)] = []
+        if let serverTime { members.append(("serverTime", (serverTime * 1000).rounded() / 1000)) }
+        switch self {
+        case .listening(let http, let rtp, let tls):
+            members += [("type", "listening"), ("http", http), ("rtp", rtp), ("tls", tls)]
+        case .error(let connection, let code):
+            members += [("type", "error"), ("connection", connection), ("code", code.rawValue)]
+        case .roomOpened(let room): members += [("type", "room-opened"), ("room", room)]
+        case .roomClosed(let room): members += [("type", "room-closed"), ("room", room)]
+        case .participantJoined(let room, let participant, let ssrc):
+            members += [("type", "participant-joined"), ("room", room), ("participant", participant), ("ssrc", ssrc)]
+        case .participantLeft(let room, let participant):
+            members += [("type", "participant-left"), ("room", room), ("participant", participant)]
+        case .micMuted(let room, let participant, let muted):
+            members += [("type", "mic-muted"), ("room", room), ("participant", participant), ("muted", muted)]
+        case .speakerChanged(let room, let participant, let time):
+            members += [("type", "speaker-changed"), ("room", room), ("participant", participant), ("t", (time * 100).rounded() / 100)]
+        }
+        let written: [String] = members.map { (key: String, value: any Encodable) -> String in
+            JSON.quoted(key) + ":" + JSON.text(value)
+        }
+        return "{" + written.joined(separator: ",") + "}"
+    }
+}
+
+/// Writes the server's events: every one as a JSON line to `output`, a room's events also to its
+/// recording. Safe from any thread (`output` must be, and the recorder is).
+struct ServerLog: Sendable {
+    let output: @Sendable (String) -> Void
+    let recorder: CallRecorder?
+    /// Seconds since the server started.
+    let clock: @Sendable () -> Double
+
+    func callAsFunction(_ event: ServerEvent) {
+        output(event.line())
+        if let room = event.room { record(room: room, event) }
+    }
+
+    /// Writes `event` to the recording of `room` only (`room-opened`, which places room time 0 on
+    /// the server's clock, is recorded when the media loop opens the room, not when it is asked to).
+    func record(room: String, _ event: ServerEvent) {
+        recorder?.event(room: room, line: event.line(serverTime: clock()))
+    }
+}
