@@ -10,7 +10,7 @@ import Testing
 import TestSupport
 
 /// A server and SDK clients in one process, over loopback: media, events and the security rules.
-@Suite(.serialized) struct CallEndToEndTests {
+@Suite(.serialized, .realTime) struct CallEndToEndTests {
     /// A real voice in `turns` (seconds) and digital silence elsewhere, at 48 kHz: the Asterisk prompt
     /// "Activated." of Fixtures/formats (1.06 s, −20 dBFS) every 1.3 s through each turn. (Real speech:
     /// the engine's sound classifier does not take a synthetic buzz for speech.)

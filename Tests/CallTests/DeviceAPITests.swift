@@ -131,7 +131,7 @@ final class DeviceEventLog: MeetingEventListener {
 }
 
 /// The device-switching API of `Meeting` on file-backed ALSA microphones, with a room server in the process.
-@Suite(.serialized) struct DeviceAPITests {
+@Suite(.serialized, .realTime) struct DeviceAPITests {
     init() throws {
         try TestMicrophones.install()
     }

@@ -11,7 +11,7 @@ import TestSupport
 /// order whichever thread raised each event (the WebSocket's: messages, levels; the microphone's:
 /// speaking while muted; the app's own: an error thrown and reported by a call); its timers and queues
 /// neither keep it alive nor stop.
-@Suite(.serialized) struct MeetingThreadingTests {
+@Suite(.serialized, .realTime) struct MeetingThreadingTests {
     /// What a listener heard, one line per call, as `line(_:)` writes the event.
     final class Recorder: MeetingEventListener {
         let lines = Mutex<[String]>([])

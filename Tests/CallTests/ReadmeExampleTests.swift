@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// The README's SDK example, compiled and run against a server in this process.
-@Suite struct ReadmeExampleTests {
+@Suite(.realTime) struct ReadmeExampleTests {
     /// As in the README, but recording what it would print.
     final class Printer: MeetingEventListener {
         let lines = Mutex<[String]>([])

@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 
 /// The room server over https and wss, with a certificate from a test CA made by `openssl`.
-@Suite("Room server over TLS", .enabled(if: TestCertificateAuthority.isAvailable, "no openssl on PATH; tools/install-deps.sh installs it"))
+@Suite("Room server over TLS", .realTime, .enabled(if: TestCertificateAuthority.isAvailable, "no openssl on PATH; tools/install-deps.sh installs it"))
 struct TLSCallTests {
     /// The server's log lines.
     final class LogLines: Sendable {

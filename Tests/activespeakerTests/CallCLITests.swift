@@ -4,7 +4,7 @@ import TestSupport
 
 /// `serve`, `token` and `join` as a user runs them, with real RTP senders (GStreamer, ffmpeg) joining
 /// through the plain-RTP ingest. Loopback only, ports chosen by the system.
-@Suite("activespeaker serve/join (three clients, GStreamer and ffmpeg ingest)", .serialized)
+@Suite("activespeaker serve/join (three clients, GStreamer and ffmpeg ingest)", .serialized, .realTime)
 struct CallCLITests {
     static let secret = "cli-test-secret-0123456789"
 

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// The dashboard page of `serve`, in a real headless Chromium, while three `join` clients take turns.
-@Suite("serve's dashboard in headless Chromium", .serialized)
+@Suite("serve's dashboard in headless Chromium", .serialized, .realTime)
 struct DashboardTests {
     static let secret = "dashboard-test-secret-16"
     static let room = "demo"

@@ -4,7 +4,7 @@ import TestSupport
 
 /// `activespeaker listen` against real RTP senders no one here wrote — GStreamer (Opus with RFC 6464
 /// levels) and ffmpeg (Opus without levels) — on loopback addresses only, several at once.
-@Suite("activespeaker listen (GStreamer and ffmpeg senders on loopback)", .serialized)
+@Suite("activespeaker listen (GStreamer and ffmpeg senders on loopback)", .serialized, .realTime)
 struct ListenTests {
     /// Talkers taking turns: each file holds silence, then the talker's speech at `at`, then silence.
     static func turns(in directory: TemporaryDirectory, length: Double = 9.5) throws -> [String: String] {

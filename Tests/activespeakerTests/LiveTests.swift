@@ -94,7 +94,7 @@ final class PacedWriter: @unchecked Sendable {
     }
 }
 
-@Suite("activespeaker live (file-backed ALSA devices)", .serialized)
+@Suite("activespeaker live (file-backed ALSA devices)", .serialized, .realTime)
 struct LiveTests {
     /// Alice and Bob, padded to 9 s, as a stereo 16 kHz device and as two WAV files.
     static func room(in directory: TemporaryDirectory) throws -> (left: [Float], right: [Float], talks: [String: [ClosedRange<Double>]]) {

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The room server under load, as `tools/load_test.py` runs it: 10 rooms of 5 file-backed `join`
 /// clients, every client seeing its room's speaker-changed sequence exactly as the server sent it.
 /// A short run here; the README's figures come from a three-minute release run.
-@Suite("load: 10 rooms x 5 join clients", .serialized)
+@Suite("load: 10 rooms x 5 join clients", .serialized, .realTime)
 struct LoadTests {
     @Test(.enabled(if: LiveRunner.runsEverything || ProcessInfo.processInfo.environment["ACTIVESPEAKER_LOAD_BINARY"] != nil, "needs a release build in ACTIVESPEAKER_LOAD_BINARY (tools/test.sh sets it)"))
     func tenRoomsOfFiveClientsAllSeeTheSameSequence() throws {

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// `serve --tls-cert/--tls-key` and `join --ca` as a user runs them, with a test CA made by `openssl`.
-@Suite("activespeaker serve/join over TLS", .enabled(if: TestCertificateAuthority.isAvailable, "no openssl on PATH; tools/install-deps.sh installs it"))
+@Suite("activespeaker serve/join over TLS", .realTime, .enabled(if: TestCertificateAuthority.isAvailable, "no openssl on PATH; tools/install-deps.sh installs it"))
 struct TLSCLITests {
     @Test func serveAndJoinOverTLS() throws {
         let authority = try TestCertificateAuthority()
