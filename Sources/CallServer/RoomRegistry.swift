@@ -26,20 +26,17 @@ struct RoomRegistry {
         var byteRate: Double = 128 * 1024
     }
 
-    final class Participant {
+    /// A member of a room. A value: the registry changes it in place, in `rooms`, and nowhere else.
+    struct Participant {
         var info: ParticipantInfo
         /// The signalling connection; nil for a plain-RTP ingest participant.
         var connection: ConnectionNumber?
         /// The moderator whose mute holds: the participant cannot unmute itself until a moderator lifts it.
         var mutedBy: String?
-
-        init(info: ParticipantInfo, connection: ConnectionNumber?) {
-            self.info = info
-            self.connection = connection
-        }
     }
 
-    final class Room {
+    /// A room. A value, like its participants: what a reader gets is a copy that no later decision changes.
+    struct Room {
         let id: String
         let maxParticipants: Int
         /// In joining order.
@@ -48,12 +45,8 @@ struct RoomRegistry {
         /// Participants removed by a moderator: when (seconds since 1970), and by whom.
         var removals: [String: (at: Int, by: String)] = [:]
 
-        init(id: String, maxParticipants: Int) {
-            self.id = id
-            self.maxParticipants = maxParticipants
-        }
-
         func participant(_ id: String) -> Participant? { participants.first { $0.info.id == id } }
+        func index(of id: String) -> Int? { participants.firstIndex { $0.info.id == id } }
     }
 
     struct Connection {
@@ -145,8 +138,8 @@ struct RoomRegistry {
         let info = ParticipantInfo(
             id: participant, displayName: displayName ?? participant, role: .publisher, micMuted: false, audio: true,
             video: false, ssrc: ssrc)
-        room.participants.append(Participant(info: info, connection: nil))
         var effects = broadcast(room, .participantJoined(info), except: nil)
+        rooms[id]!.participants.append(Participant(info: info, connection: nil))
         effects.append(.media(.addMember(room: id, participant: participant, ssrc: ssrc, sender: source, receiver: nil)))
         return (info, effects)
     }
@@ -156,7 +149,7 @@ struct RoomRegistry {
         guard let member = room.participant(participant), member.connection == nil else {
             throw CallError(.noSuchParticipant, "no ingest participant \(participant) in room \(id)")
         }
-        return remove(member, from: room, reason: .left)
+        return remove(participant, from: id, reason: .left)
     }
 
     // MARK: Signalling
@@ -205,18 +198,18 @@ struct RoomRegistry {
         case .ping:
             return [.send(connection, .pong)]
         case .leave:
-            return remove(me, from: room, reason: .left) + [.close(connection)]
+            return remove(participantID, from: roomID, reason: .left) + [.close(connection)]
         case .muteMic, .unmuteMic:
             let muted = message == .muteMic
             guard muted || me.info.role.canPublish else { return notAllowed(connection, "a subscriber has no microphone") }
             if !muted, let moderator = me.mutedBy {
                 return notAllowed(connection, "muted by \(moderator): only a moderator can unmute you")
             }
-            return setMuted(me, in: room, muted: muted, by: nil)
+            return setMuted(participantID, in: roomID, muted: muted, by: nil)
         case .enableStream(let kind), .disableStream(let kind):
             let enabled = message == .enableStream(kind)
             if kind == .audio, enabled, !me.info.role.canPublish { return notAllowed(connection, "a subscriber cannot publish") }
-            return setStream(me, in: room, kind: kind, enabled: enabled)
+            return setStream(participantID, in: roomID, kind: kind, enabled: enabled)
         case .message(let body, let to):
             if let to {
                 guard let target = room.participant(to) else {
@@ -232,23 +225,23 @@ struct RoomRegistry {
             }
             switch message {
             case .muteParticipant:
-                member.mutedBy = me.info.id
+                update(target, in: roomID) { $0.mutedBy = me.info.id }
                 if member.info.micMuted {
                     // Already muted by itself: everyone still learns that a moderator now holds the mute.
                     return broadcast(room, .micMuted(member.info.id, muted: true, by: me.info.id), except: nil)
                 }
-                return setMuted(member, in: room, muted: true, by: me.info.id)
+                return setMuted(target, in: roomID, muted: true, by: me.info.id)
             case .unmuteParticipant:
                 guard member.mutedBy != nil else {
                     return notAllowed(connection, "\(target) was not muted by a moderator: only they can unmute themselves")
                 }
-                member.mutedBy = nil
-                return setMuted(member, in: room, muted: false, by: me.info.id)
+                update(target, in: roomID) { $0.mutedBy = nil }
+                return setMuted(target, in: roomID, muted: false, by: me.info.id)
             default:
                 break
             }
-            room.removals = room.removals.filter { epochSeconds < $0.value.at + settings.rejoinBan }
-            if settings.rejoinBan > 0 { room.removals[target] = (at: epochSeconds, by: me.info.id) }
+            rooms[roomID]!.removals = room.removals.filter { epochSeconds < $0.value.at + settings.rejoinBan }
+            if settings.rejoinBan > 0 { rooms[roomID]!.removals[target] = (at: epochSeconds, by: me.info.id) }
             var effects: [Effect] = []
             if let theirs = member.connection {
                 effects.append(.send(theirs, .error(CallError(.removed, "removed by \(me.info.id)"))))
@@ -256,15 +249,15 @@ struct RoomRegistry {
                 connections[theirs]?.participant = nil
                 effects.append(.close(theirs))
             }
-            return effects + remove(member, from: room, reason: .removed)
+            return effects + remove(target, from: roomID, reason: .removed)
         }
     }
 
     /// The transport reports that a connection is gone.
     mutating func closed(_ connection: ConnectionNumber) -> [Effect] {
         guard let state = connections.removeValue(forKey: connection) else { return [] }
-        guard let roomID = state.room, let room = rooms[roomID], let id = state.participant, let me = room.participant(id) else { return [] }
-        return remove(me, from: room, reason: .left)
+        guard let roomID = state.room, let id = state.participant else { return [] }
+        return remove(id, from: roomID, reason: .left)
     }
 
     /// Removes joined clients silent for longer than the client timeout, and connections that never
@@ -273,8 +266,8 @@ struct RoomRegistry {
         var effects: [Effect] = []
         for (connection, state) in connections where now - state.lastSeen > settings.clientTimeout {
             effects.append(.send(connection, .error(CallError(.timedOut, "no message for \(Int(settings.clientTimeout)) s"))))
-            if let roomID = state.room, let room = rooms[roomID], let id = state.participant, let me = room.participant(id) {
-                effects += remove(me, from: room, reason: .timeout)
+            if let roomID = state.room, let id = state.participant {
+                effects += remove(id, from: roomID, reason: .timeout)
             }
             connections[connection]?.room = nil
             connections[connection]?.participant = nil
@@ -286,9 +279,9 @@ struct RoomRegistry {
     // MARK: From the media loop
 
     mutating func speakerChanged(room id: String, participant: String?, time: Double) -> [Effect] {
-        guard let room = rooms[id] else { return [] }
-        room.speaker = participant
-        return broadcast(room, .speakerChanged(participant, time: time), except: nil)
+        guard rooms[id] != nil else { return [] }
+        rooms[id]!.speaker = participant
+        return broadcast(rooms[id]!, .speakerChanged(participant, time: time), except: nil)
     }
 
     func audioLevels(room id: String, time: Double, levels: [String: Double], speaking: [String]) -> [Effect] {
@@ -340,9 +333,8 @@ struct RoomRegistry {
         let info = ParticipantInfo(
             id: claims.participantID, displayName: displayName ?? claims.displayName, role: claims.role, micMuted: !(publishes && mic),
             audio: publishes && mic, video: webcam, ssrc: ssrc)
-        let member = Participant(info: info, connection: connection)
         var effects = broadcast(room, .participantJoined(info), except: nil)
-        room.participants.append(member)
+        rooms[roomID]!.participants.append(Participant(info: info, connection: connection))
         connections[connection]?.room = roomID
         connections[connection]?.participant = info.id
         let media = rtpPort.flatMap { _ in ssrc.map { MediaDescription(rtpPort: self.rtpPort, ssrc: $0) } }
@@ -355,7 +347,9 @@ struct RoomRegistry {
         effects.append(
             .send(
                 connection,
-                .joined(JoinedRoom(roomID: roomID, participantID: info.id, participants: room.participants.map(\.info), speakerID: room.speaker, media: media))))
+                .joined(JoinedRoom(
+                    roomID: roomID, participantID: info.id, participants: rooms[roomID]!.participants.map(\.info),
+                    speakerID: room.speaker, media: media))))
         return effects
     }
 
@@ -373,10 +367,8 @@ struct RoomRegistry {
 
     private mutating func closeEffects(_ connection: ConnectionNumber, code: UInt16 = 1000) -> [Effect] {
         var effects: [Effect] = []
-        if let state = connections[connection], let roomID = state.room, let room = rooms[roomID],
-            let id = state.participant, let me = room.participant(id)
-        {
-            effects += remove(me, from: room, reason: .left)
+        if let state = connections[connection], let roomID = state.room, let id = state.participant {
+            effects += remove(id, from: roomID, reason: .left)
         }
         connections[connection]?.room = nil
         connections[connection]?.participant = nil
@@ -388,35 +380,47 @@ struct RoomRegistry {
         [.send(connection, .error(CallError(.notAllowed, why)))]
     }
 
-    private mutating func remove(_ member: Participant, from room: Room, reason: LeaveReason) -> [Effect] {
-        room.participants.removeAll { $0 === member }
+    /// Changes a participant in place.
+    private mutating func update(_ participant: String, in roomID: String, _ change: (inout Participant) -> Void) {
+        guard let index = rooms[roomID]?.index(of: participant) else { return }
+        change(&rooms[roomID]!.participants[index])
+    }
+
+    /// Removes a participant (nothing if it is not there): everyone left is told, and so is a member that
+    /// left by itself; its media binding goes.
+    private mutating func remove(_ participant: String, from roomID: String, reason: LeaveReason) -> [Effect] {
+        guard let index = rooms[roomID]?.index(of: participant) else { return [] }
+        let member = rooms[roomID]!.participants.remove(at: index)
         if let ssrc = member.info.ssrc { usedSSRCs.remove(ssrc) }
-        var effects = broadcast(room, .participantLeft(member.info.id, reason: reason), except: nil)
+        var effects = broadcast(rooms[roomID]!, .participantLeft(member.info.id, reason: reason), except: nil)
         if let connection = member.connection, reason == .left { effects.append(.send(connection, .participantLeft(member.info.id, reason: reason))) }
-        effects.append(.media(.removeMember(room: room.id, participant: member.info.id)))
+        effects.append(.media(.removeMember(room: roomID, participant: member.info.id)))
         return effects
     }
 
-    private func setMuted(_ member: Participant, in room: Room, muted: Bool, by moderator: String?) -> [Effect] {
-        guard member.info.micMuted != muted else { return [] }
-        member.info.micMuted = muted
-        member.info.audio = !muted
-        return broadcast(room, .micMuted(member.info.id, muted: muted, by: moderator), except: nil)
-            + [.media(.setMuted(room: room.id, participant: member.info.id, muted: muted))]
+    private mutating func setMuted(_ participant: String, in roomID: String, muted: Bool, by moderator: String?) -> [Effect] {
+        guard let index = rooms[roomID]?.index(of: participant), rooms[roomID]!.participants[index].info.micMuted != muted else { return [] }
+        rooms[roomID]!.participants[index].info.micMuted = muted
+        rooms[roomID]!.participants[index].info.audio = !muted
+        return broadcast(rooms[roomID]!, .micMuted(participant, muted: muted, by: moderator), except: nil)
+            + [.media(.setMuted(room: roomID, participant: participant, muted: muted))]
     }
 
-    private func setStream(_ member: Participant, in room: Room, kind: StreamKind, enabled: Bool) -> [Effect] {
+    private mutating func setStream(_ participant: String, in roomID: String, kind: StreamKind, enabled: Bool) -> [Effect] {
+        guard let index = rooms[roomID]?.index(of: participant) else { return [] }
+        var info = rooms[roomID]!.participants[index].info
         switch kind {
         case .video:
-            guard member.info.video != enabled else { return [] }
-            member.info.video = enabled
+            guard info.video != enabled else { return [] }
+            info.video = enabled
         case .audio:
-            guard member.info.audio != enabled else { return [] }
-            member.info.audio = enabled
+            guard info.audio != enabled else { return [] }
+            info.audio = enabled
         }
-        let message: ServerMessage = enabled ? .streamEnabled(member.info.id, kind) : .streamDisabled(member.info.id, kind)
-        var effects = broadcast(room, message, except: nil)
-        if kind == .audio { effects.append(.media(.setMuted(room: room.id, participant: member.info.id, muted: !enabled || member.info.micMuted))) }
+        rooms[roomID]!.participants[index].info = info
+        let message: ServerMessage = enabled ? .streamEnabled(participant, kind) : .streamDisabled(participant, kind)
+        var effects = broadcast(rooms[roomID]!, message, except: nil)
+        if kind == .audio { effects.append(.media(.setMuted(room: roomID, participant: participant, muted: !enabled || info.micMuted))) }
         return effects
     }
 
