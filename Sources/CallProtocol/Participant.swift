@@ -85,3 +85,8 @@ public struct JoinedRoom: Sendable, Hashable {
         self.media = media
     }
 }
+
+extension ParticipantInfo {
+    /// `id` as the server's typed id.
+    public var participantID: ParticipantID { ParticipantID(id) }
+}

@@ -117,14 +117,15 @@ final class CallRecorder: @unchecked Sendable {
     var droppedHops: Int { jobs.withLock { $0.droppedHops } }
 
     /// Starts a room's folder: `DIRECTORY/ROOM`, or `ROOM-2`, `ROOM-3`… if taken.
-    func roomOpened(_ room: String, tick: Int) {
-        hand(.open(room: room, tick: tick))
+    func roomOpened(_ room: CallRoomID, tick: Int) {
+        hand(.open(room: room.rawValue, tick: tick))
     }
 
     /// One 10 ms hop of a participant at `tick` (16 kHz); gaps since its last hop become silence.
     /// Copies the samples and returns: never waits for the writer. Real-time safe but for the `Mutex`.
-    func hop(room: String, participant: String, hop: UnsafeBufferPointer<Float>, tick: Int) {
+    func hop(room id: CallRoomID, participant: ParticipantID, hop: UnsafeBufferPointer<Float>, tick: Int) {
         precondition(hop.count == AnalysisFormat.hopSize, "a hop is \(AnalysisFormat.hopSize) samples")
+        let room = id.rawValue
         let drain = jobs.withLock { queue -> Bool in
             guard let slot = queue.freeSlots.popLast() else {
                 queue.droppedHops += 1
@@ -132,29 +133,30 @@ final class CallRecorder: @unchecked Sendable {
                 return false
             }
             _ = UnsafeMutableBufferPointer(rebasing: pool[(slot * hop.count)..<((slot + 1) * hop.count)]).update(fromContentsOf: hop)
-            return queue.append(.hop(room: room, participant: participant, slot: slot, tick: tick))
+            return queue.append(.hop(room: room, participant: participant.rawValue, slot: slot, tick: tick))
         }
         if drain { scheduleDrain() }
     }
 
     /// A speech event of the engine (seconds of room time).
-    func speech(room: String, participant: String, active: Bool, time: Double) {
-        hand(.speech(room: room, participant: participant, active: active, time: time))
+    func speech(room: CallRoomID, participant: ParticipantID, active: Bool, time: Double) {
+        hand(.speech(room: room.rawValue, participant: participant.rawValue, active: active, time: time))
     }
 
     /// The floor changed (seconds of room time; nil: nobody).
-    func floor(room: String, participant: String?, time: Double) {
-        hand(.floor(room: room, participant: participant, time: time))
+    func floor(room: CallRoomID, participant: ParticipantID?, time: Double) {
+        hand(.floor(room: room.rawValue, participant: participant?.rawValue, time: time))
     }
 
     /// Appends one JSON line to the room's `events.jsonl`.
-    func event(room: String, line: String) {
-        hand(.event(room: room, line: line))
+    func event(room: CallRoomID, line: String) {
+        hand(.event(room: room.rawValue, line: line))
     }
 
     /// Closes a room's files and writes its RTTMs; `tick` is the media loop's tick at the end.
     /// Returns at once; the writer finishes the files.
-    func roomClosed(_ room: String, tick: Int) {
+    func roomClosed(_ id: CallRoomID, tick: Int) {
+        let room = id.rawValue
         hand { queue in .close(room: room, tick: tick, droppedHops: queue.droppedInRoom.removeValue(forKey: room) ?? 0) }
     }
 

@@ -60,7 +60,7 @@ struct HTTPAPI {
                 _ = try registry.authorize(request.query["token"], room: room, moderator: false, now: epoch)
                 guard registry.room(room) != nil else { throw CallError(.roomNotFound, "room \(room) not found") }
             }
-            return .html(Dashboard.page(room: room))
+            return .html(Dashboard.page(room: room.rawValue))
         }
     }
 
@@ -82,7 +82,7 @@ private struct Health: Encodable {
 
 /// `POST /v1/rooms` answer.
 private struct RoomCreated: Encodable {
-    var roomId: String
+    var roomId: CallRoomID
 }
 
 /// The body of every error answer.
@@ -98,16 +98,16 @@ private struct ErrorAnswer: Encodable {
 
 /// `POST /v1/rooms` body.
 private struct RoomRequest: Decodable {
-    var roomId: String?
+    var roomId: CallRoomID?
     var maxParticipants: Int?
 }
 
 /// `POST /v1/rooms/{id}/ingest` body.
 private struct IngestRequest: Decodable {
-    var participantId: String
+    var participantId: ParticipantID
     var displayName: String?
     var source: String
-    var ssrc: UInt32?
+    var ssrc: SSRC?
 }
 
 private struct IngestAnswer: Encodable {
@@ -118,10 +118,10 @@ private struct IngestAnswer: Encodable {
 
 /// `GET /v1/rooms/{id}` answer.
 private struct RoomSnapshot: Encodable {
-    var roomId: String
+    var roomId: CallRoomID
     var maxParticipants: Int
     var participants: [ParticipantInfo]
-    var speakerId: String?
+    var speakerId: ParticipantID?
 
     init(_ room: RoomRegistry.Room) {
         roomId = room.id

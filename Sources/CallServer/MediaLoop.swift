@@ -1,3 +1,4 @@
+import CallProtocol
 import Foundation
 import SpeakerCore
 import SpeakerIO
@@ -6,19 +7,19 @@ import Synchronization
 /// What the media loop reports to the server, from its own thread.
 protocol MediaLoopDelegate: AnyObject, Sendable {
     /// The engine named a new dominant speaker of `room` (nil: nobody speaks). `time`: seconds of room time.
-    func speakerChanged(room: String, participant: String?, time: Double)
+    func speakerChanged(room: CallRoomID, participant: ParticipantID?, time: Double)
     /// Every `levelInterval`: each publisher's level (dBov) and who speaks.
-    func audioLevels(room: String, time: Double, levels: [String: Double], speaking: [String])
+    func audioLevels(room: CallRoomID, time: Double, levels: [String: Double], speaking: [String])
     /// Once per tick, after the events: the server's chance to time out silent clients.
     func tickEnded(ticks: Int)
     /// A publisher's decoded 10 ms hop (16 kHz) at `tick`, for recording; only when `recordsAudio` is set.
-    func recordHop(room: String, participant: String, hop: UnsafeBufferPointer<Float>, tick: Int)
+    func recordHop(room: CallRoomID, participant: ParticipantID, hop: UnsafeBufferPointer<Float>, tick: Int)
     /// The engine's speech decision for a publisher changed (`time`: when it did, in room time); only
     /// when `recordsAudio` is set.
-    func speechChanged(room: String, participant: String, active: Bool, time: Double)
+    func speechChanged(room: CallRoomID, participant: ParticipantID, active: Bool, time: Double)
     /// A room's media starts or ends at `tick` (the loop's 10 ms clock).
-    func roomOpened(_ room: String, tick: Int)
-    func roomClosed(_ room: String, tick: Int)
+    func roomOpened(_ room: CallRoomID, tick: Int)
+    func roomClosed(_ room: CallRoomID, tick: Int)
 }
 
 /// Counters of the media plane.
@@ -76,14 +77,14 @@ final class MediaLoop: @unchecked Sendable {
 
     /// A member's identity: a participant of a room.
     private struct MemberKey: Hashable {
-        var room: String
-        var participant: String
+        var room: CallRoomID
+        var participant: ParticipantID
     }
 
     private struct Member {
-        var room: String
-        var participant: String
-        var ssrc: UInt32?
+        var room: CallRoomID
+        var participant: ParticipantID
+        var ssrc: SSRC?
         /// The bound sender; port 0 when any port of the host is accepted.
         var source: SocketAddress?
         var receiver: SocketAddress?
@@ -114,13 +115,13 @@ final class MediaLoop: @unchecked Sendable {
     /// `ticks` as other threads may read it.
     private let publishedTicks = Atomic<Int>(0)
 
-    private var rooms: [String: MediaRoom] = [:]
+    private var rooms: [CallRoomID: MediaRoom] = [:]
     /// In the order they were added. The indexes below point into it; `reindex` rebuilds them.
     private var members: [Member] = []
     private var memberOfKey: [MemberKey: Int] = [:]
-    private var memberOfSSRC: [UInt32: Int] = [:]
+    private var memberOfSSRC: [SSRC: Int] = [:]
     private var memberOfStream: [StreamID: Int] = [:]
-    private var roomOfEngineRoom: [RoomID: String] = [:]
+    private var roomOfEngineRoom: [RoomID: CallRoomID] = [:]
     private var counters = MediaStatistics()
     private var ticks = 0
     /// Where datagrams reach `socket`: no receiver may be one of these, and none is taken from one.
@@ -243,7 +244,7 @@ final class MediaLoop: @unchecked Sendable {
         switch command {
         case .openRoom(let room):
             guard rooms[room] == nil else { return }
-            let engineRoom = engine.addRoom(name: room)
+            let engineRoom = engine.addRoom(name: room.rawValue)
             rooms[room] = MediaRoom(engineRoom: engineRoom, openedAtTick: ticks)
             roomOfEngineRoom[engineRoom] = room
             delegate?.roomOpened(room, tick: ticks)
@@ -271,8 +272,8 @@ final class MediaLoop: @unchecked Sendable {
                 }
             }
             if let ssrc, sender != nil {
-                member.stream = engine.addStream(name: participant, room: mediaRoom.engineRoom)
-                member.jitter = try? RTPStreamReceiver(ssrc: ssrc, mode: .decode, startTick: ticks)
+                member.stream = engine.addStream(name: participant.rawValue, room: mediaRoom.engineRoom)
+                member.jitter = try? RTPStreamReceiver(ssrc: ssrc.rawValue, mode: .decode, startTick: ticks)
             }
             members.append(member)
             reindex()
@@ -330,7 +331,7 @@ final class MediaLoop: @unchecked Sendable {
             counters.malformed += 1
             return
         }
-        guard let index = memberOfSSRC[packet.ssrc] else {
+        guard let index = memberOfSSRC[SSRC(packet.ssrc)] else {
             counters.unknownSSRC += 1
             return
         }
@@ -398,8 +399,8 @@ final class MediaLoop: @unchecked Sendable {
                 let member = members[index]
                 guard let stream = member.stream else { continue }
                 let level = member.muted ? -127 : max(-127, min(0, Double(engine.level(of: stream))))
-                levels[member.participant] = (level * 10).rounded() / 10
-                if !member.muted, engine.isSpeaking(stream) { speaking.append(member.participant) }
+                levels[member.participant.rawValue] = (level * 10).rounded() / 10
+                if !member.muted, engine.isSpeaking(stream) { speaking.append(member.participant.rawValue) }
             }
             guard !levels.isEmpty else { continue }
             delegate?.audioLevels(room: name, time: Double(ticks - room.openedAtTick) / 100, levels: levels, speaking: speaking)

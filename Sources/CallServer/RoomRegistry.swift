@@ -1,4 +1,5 @@
 import CallProtocol
+import CallTransport
 import SpeakerIO
 
 /// The rooms, their participants and the signalling connections: every rule of docs/call.md that is
@@ -30,41 +31,41 @@ struct RoomRegistry {
     struct Participant {
         var info: ParticipantInfo
         /// The signalling connection; nil for a plain-RTP ingest participant.
-        var connection: ConnectionNumber?
+        var connection: ConnectionID?
         /// The moderator whose mute holds: the participant cannot unmute itself until a moderator lifts it.
-        var mutedBy: String?
+        var mutedBy: ParticipantID?
     }
 
     /// A room. A value, like its participants: what a reader gets is a copy that no later decision changes.
     struct Room {
-        let id: String
+        let id: CallRoomID
         let maxParticipants: Int
         /// In joining order.
         var participants: [Participant] = []
-        var speaker: String?
+        var speaker: ParticipantID?
         /// Participants removed by a moderator: when (seconds since 1970), and by whom.
-        var removals: [String: (at: Int, by: String)] = [:]
+        var removals: [ParticipantID: (at: Int, by: ParticipantID)] = [:]
 
-        func participant(_ id: String) -> Participant? { participants.first { $0.info.id == id } }
-        func index(of id: String) -> Int? { participants.firstIndex { $0.info.id == id } }
+        func participant(_ id: ParticipantID) -> Participant? { participants.first { $0.info.id == id.rawValue } }
+        func index(of id: ParticipantID) -> Int? { participants.firstIndex { $0.info.id == id.rawValue } }
     }
 
     struct Connection {
         var peerHost: String
         /// The room named in the connection's URL (`?room=`).
-        var requestedRoom: String?
+        var requestedRoom: CallRoomID?
         /// Set once joined.
-        var room: String?
-        var participant: String?
+        var room: CallRoomID?
+        var participant: ParticipantID?
         var lastSeen: Double
         var messageBudget: RateBudget
         var byteBudget: RateBudget
     }
 
     private(set) var settings: Settings
-    private(set) var rooms: [String: Room] = [:]
-    private var connections: [ConnectionNumber: Connection] = [:]
-    private var usedSSRCs: Set<UInt32> = []
+    private(set) var rooms: [CallRoomID: Room] = [:]
+    private var connections: [ConnectionID: Connection] = [:]
+    private var usedSSRCs: Set<SSRC> = []
     private var generator = SystemRandomNumberGenerator()
 
     init(settings: Settings) {
@@ -78,9 +79,9 @@ struct RoomRegistry {
 
     /// Creates a room, with a generated id when none is given.
     /// - Throws: `.malformedMessage` for a bad id or limit, `.joinState` if the id is taken.
-    mutating func createRoom(id requested: String?, maxParticipants: Int?) throws(CallError) -> (String, [Effect]) {
+    mutating func createRoom(id requested: CallRoomID?, maxParticipants: Int?) throws(CallError) -> (CallRoomID, [Effect]) {
         let id = requested ?? newRoomID()
-        guard AccessToken.isValidID(id) else { throw CallError(.malformedMessage, "roomId must be \(AccessToken.idRule)") }
+        guard AccessToken.isValidID(id.rawValue) else { throw CallError(.malformedMessage, "roomId must be \(AccessToken.idRule)") }
         guard rooms[id] == nil else { throw CallError(.joinState, "room \(id) already exists") }
         let limit = maxParticipants ?? settings.defaultMaxParticipants
         guard (1...1000).contains(limit) else { throw CallError(.malformedMessage, "maxParticipants must be 1-1000") }
@@ -89,11 +90,11 @@ struct RoomRegistry {
     }
 
     /// Deletes a room: its members get error 4013 and are disconnected.
-    mutating func deleteRoom(_ id: String) throws(CallError) -> [Effect] {
+    mutating func deleteRoom(_ id: CallRoomID) throws(CallError) -> [Effect] {
         guard let room = rooms.removeValue(forKey: id) else { throw CallError(.roomNotFound, "room \(id) not found") }
         var effects: [Effect] = []
         for participant in room.participants {
-            if let ssrc = participant.info.ssrc { usedSSRCs.remove(ssrc) }
+            if let ssrc = participant.info.ssrc { usedSSRCs.remove(SSRC(ssrc)) }
             guard let connection = participant.connection else { continue }
             connections[connection]?.room = nil
             connections[connection]?.participant = nil
@@ -104,15 +105,15 @@ struct RoomRegistry {
         return effects
     }
 
-    func room(_ id: String) -> Room? { rooms[id] }
+    func room(_ id: CallRoomID) -> Room? { rooms[id] }
 
     var participantCount: Int { rooms.values.reduce(0) { $0 + $1.participants.count } }
 
     /// Checks an API token for an action on `room` (nil: on the server, e.g. creating a room).
-    func authorize(_ token: String?, room: String?, moderator: Bool, now: Int) throws(CallError) -> AccessToken {
+    func authorize(_ token: String?, room: CallRoomID?, moderator: Bool, now: Int) throws(CallError) -> AccessToken {
         guard let token else { throw CallError(.invalidToken, "missing token (Authorization: Bearer TOKEN)") }
         let claims = try AccessToken.verify(token, secret: settings.secret, now: now)
-        guard claims.room == AccessToken.anyRoom || (room != nil && claims.room == room) else {
+        guard claims.room == AccessToken.anyRoom || (room != nil && claims.room == room?.rawValue) else {
             throw CallError(.wrongRoom, room == nil ? "needs a server-wide token (room \"*\")" : "token is for room \(claims.room)")
         }
         if moderator, claims.role != .moderator { throw CallError(.notAllowed, "needs a moderator token") }
@@ -123,10 +124,10 @@ struct RoomRegistry {
 
     /// Adds a participant whose audio comes as plain RTP from `source` (no signalling connection).
     mutating func addIngest(
-        room id: String, participant: String, displayName: String?, source: MediaSource, ssrc requested: UInt32?
+        room id: CallRoomID, participant: ParticipantID, displayName: String?, source: MediaSource, ssrc requested: SSRC?
     ) throws(CallError) -> (ParticipantInfo, [Effect]) {
         guard let room = rooms[id] else { throw CallError(.roomNotFound, "room \(id) not found") }
-        guard AccessToken.isValidID(participant) else { throw CallError(.malformedMessage, "participantId must be \(AccessToken.idRule)") }
+        guard AccessToken.isValidID(participant.rawValue) else { throw CallError(.malformedMessage, "participantId must be \(AccessToken.idRule)") }
         guard room.participant(participant) == nil else { throw CallError(.duplicateParticipant, "\(participant) is already in room \(id)") }
         guard room.participants.count < room.maxParticipants else { throw CallError(.roomFull, "room \(id) is full") }
         if let requested, usedSSRCs.contains(requested) { throw CallError(.duplicateParticipant, "ssrc \(requested) is in use") }
@@ -136,15 +137,15 @@ struct RoomRegistry {
         let ssrc = requested ?? newSSRC()
         usedSSRCs.insert(ssrc)
         let info = ParticipantInfo(
-            id: participant, displayName: displayName ?? participant, role: .publisher, micMuted: false, audio: true,
-            video: false, ssrc: ssrc)
+            id: participant.rawValue, displayName: displayName ?? participant.rawValue, role: .publisher, micMuted: false,
+            audio: true, video: false, ssrc: ssrc.rawValue)
         var effects = broadcast(room, .participantJoined(info), except: nil)
         rooms[id]!.participants.append(Participant(info: info, connection: nil))
         effects.append(.media(.addMember(room: id, participant: participant, ssrc: ssrc, sender: source, receiver: nil)))
         return (info, effects)
     }
 
-    mutating func removeIngest(room id: String, participant: String) throws(CallError) -> [Effect] {
+    mutating func removeIngest(room id: CallRoomID, participant: ParticipantID) throws(CallError) -> [Effect] {
         guard let room = rooms[id] else { throw CallError(.roomNotFound, "room \(id) not found") }
         guard let member = room.participant(participant), member.connection == nil else {
             throw CallError(.noSuchParticipant, "no ingest participant \(participant) in room \(id)")
@@ -154,7 +155,7 @@ struct RoomRegistry {
 
     // MARK: Signalling
 
-    mutating func opened(_ connection: ConnectionNumber, room: String?, peerHost: String, now: Double) {
+    mutating func opened(_ connection: ConnectionID, room: CallRoomID?, peerHost: String, now: Double) {
         connections[connection] = Connection(
             peerHost: peerHost, requestedRoom: room, lastSeen: now,
             messageBudget: RateBudget(rate: settings.messageRate, burst: 2 * settings.messageRate, now: now),
@@ -162,7 +163,7 @@ struct RoomRegistry {
     }
 
     /// Handles one text message of a connection.
-    mutating func received(_ connection: ConnectionNumber, text: String, now: Double, epochSeconds: Int) -> [Effect] {
+    mutating func received(_ connection: ConnectionID, text: String, now: Double, epochSeconds: Int) -> [Effect] {
         guard var state = connections[connection] else { return [] }
         state.lastSeen = now
         let withinBudget =
@@ -212,36 +213,37 @@ struct RoomRegistry {
             return setStream(participantID, in: roomID, kind: kind, enabled: enabled)
         case .message(let body, let to):
             if let to {
-                guard let target = room.participant(to) else {
+                guard let target = room.participant(ParticipantID(to)) else {
                     return [.send(connection, .error(CallError(.noSuchParticipant, "no participant \(to)")))]
                 }
                 return target.connection.map { [.send($0, .message(body, from: me.info.id, to: to))] } ?? []
             }
-            return broadcast(room, .message(body, from: me.info.id, to: nil), except: me.info.id)
-        case .muteParticipant(let target), .unmuteParticipant(let target), .removeParticipant(let target):
+            return broadcast(room, .message(body, from: me.info.id, to: nil), except: participantID)
+        case .muteParticipant(let name), .unmuteParticipant(let name), .removeParticipant(let name):
+            let target = ParticipantID(name)
             guard me.info.role == .moderator else { return notAllowed(connection, "only a moderator may do that") }
             guard let member = room.participant(target) else {
                 return [.send(connection, .error(CallError(.noSuchParticipant, "no participant \(target)")))]
             }
             switch message {
             case .muteParticipant:
-                update(target, in: roomID) { $0.mutedBy = me.info.id }
+                update(target, in: roomID) { $0.mutedBy = participantID }
                 if member.info.micMuted {
                     // Already muted by itself: everyone still learns that a moderator now holds the mute.
                     return broadcast(room, .micMuted(member.info.id, muted: true, by: me.info.id), except: nil)
                 }
-                return setMuted(target, in: roomID, muted: true, by: me.info.id)
+                return setMuted(target, in: roomID, muted: true, by: participantID)
             case .unmuteParticipant:
                 guard member.mutedBy != nil else {
                     return notAllowed(connection, "\(target) was not muted by a moderator: only they can unmute themselves")
                 }
                 update(target, in: roomID) { $0.mutedBy = nil }
-                return setMuted(target, in: roomID, muted: false, by: me.info.id)
+                return setMuted(target, in: roomID, muted: false, by: participantID)
             default:
                 break
             }
             rooms[roomID]!.removals = room.removals.filter { epochSeconds < $0.value.at + settings.rejoinBan }
-            if settings.rejoinBan > 0 { rooms[roomID]!.removals[target] = (at: epochSeconds, by: me.info.id) }
+            if settings.rejoinBan > 0 { rooms[roomID]!.removals[target] = (at: epochSeconds, by: participantID) }
             var effects: [Effect] = []
             if let theirs = member.connection {
                 effects.append(.send(theirs, .error(CallError(.removed, "removed by \(me.info.id)"))))
@@ -254,7 +256,7 @@ struct RoomRegistry {
     }
 
     /// The transport reports that a connection is gone.
-    mutating func closed(_ connection: ConnectionNumber) -> [Effect] {
+    mutating func closed(_ connection: ConnectionID) -> [Effect] {
         guard let state = connections.removeValue(forKey: connection) else { return [] }
         guard let roomID = state.room, let id = state.participant else { return [] }
         return remove(id, from: roomID, reason: .left)
@@ -278,13 +280,13 @@ struct RoomRegistry {
 
     // MARK: From the media loop
 
-    mutating func speakerChanged(room id: String, participant: String?, time: Double) -> [Effect] {
+    mutating func speakerChanged(room id: CallRoomID, participant: ParticipantID?, time: Double) -> [Effect] {
         guard rooms[id] != nil else { return [] }
         rooms[id]!.speaker = participant
-        return broadcast(rooms[id]!, .speakerChanged(participant, time: time), except: nil)
+        return broadcast(rooms[id]!, .speakerChanged(participant?.rawValue, time: time), except: nil)
     }
 
-    func audioLevels(room id: String, time: Double, levels: [String: Double], speaking: [String]) -> [Effect] {
+    func audioLevels(room id: CallRoomID, time: Double, levels: [String: Double], speaking: [String]) -> [Effect] {
         guard let room = rooms[id] else { return [] }
         return broadcast(room, .audioLevels(time: time, levels: levels, speaking: speaking), except: nil)
     }
@@ -292,7 +294,7 @@ struct RoomRegistry {
     // MARK: Rules
 
     private mutating func join(
-        _ connection: ConnectionNumber, token: String, mic: Bool, webcam: Bool, rtpPort: Int?, displayName: String?,
+        _ connection: ConnectionID, token: String, mic: Bool, webcam: Bool, rtpPort: Int?, displayName: String?,
         epochSeconds: Int
     ) -> [Effect] {
         guard let state = connections[connection] else { return [] }
@@ -302,12 +304,12 @@ struct RoomRegistry {
         } catch {
             return refuse(connection, error)
         }
-        let roomID = state.requestedRoom ?? claims.room
-        guard claims.room == AccessToken.anyRoom || claims.room == roomID else {
+        let roomID = state.requestedRoom ?? CallRoomID(claims.room)
+        guard claims.room == AccessToken.anyRoom || claims.room == roomID.rawValue else {
             return refuse(connection, CallError(.wrongRoom, "token is for room \(claims.room), not \(roomID)"))
         }
         guard let room = rooms[roomID] else { return refuse(connection, CallError(.roomNotFound, "room \(roomID) not found")) }
-        if let removal = room.removals[claims.participantID], epochSeconds < removal.at + settings.rejoinBan,
+        if let removal = room.removals[ParticipantID(claims.participantID)], epochSeconds < removal.at + settings.rejoinBan,
             claims.issuedAt <= removal.at
         {
             let wait = removal.at + settings.rejoinBan - epochSeconds
@@ -318,7 +320,7 @@ struct RoomRegistry {
         if let displayName, claims.hasSignedName, displayName != claims.displayName {
             return refuse(connection, CallError(.notAllowed, "the token names you \"\(claims.displayName)\": a signed name cannot be changed"))
         }
-        guard room.participant(claims.participantID) == nil else {
+        guard room.participant(ParticipantID(claims.participantID)) == nil else {
             return refuse(connection, CallError(.duplicateParticipant, "\(claims.participantID) is already in room \(roomID)"))
         }
         guard room.participants.count < room.maxParticipants else { return refuse(connection, CallError(.roomFull, "room \(roomID) is full")) }
@@ -330,26 +332,27 @@ struct RoomRegistry {
         let publishes = claims.role.canPublish
         let ssrc = publishes ? newSSRC() : nil
         if let ssrc { usedSSRCs.insert(ssrc) }
+        let participantID = ParticipantID(claims.participantID)
         let info = ParticipantInfo(
             id: claims.participantID, displayName: displayName ?? claims.displayName, role: claims.role, micMuted: !(publishes && mic),
-            audio: publishes && mic, video: webcam, ssrc: ssrc)
+            audio: publishes && mic, video: webcam, ssrc: ssrc?.rawValue)
         var effects = broadcast(room, .participantJoined(info), except: nil)
         rooms[roomID]!.participants.append(Participant(info: info, connection: connection))
         connections[connection]?.room = roomID
-        connections[connection]?.participant = info.id
-        let media = rtpPort.flatMap { _ in ssrc.map { MediaDescription(rtpPort: self.rtpPort, ssrc: $0) } }
+        connections[connection]?.participant = participantID
+        let media = rtpPort.flatMap { _ in ssrc.map { MediaDescription(rtpPort: self.rtpPort, ssrc: $0.rawValue) } }
         let endpoint = rtpPort.map { MediaEndpoint(host: state.peerHost, port: $0) }
         let source = (media != nil) ? rtpPort.map { MediaSource(host: state.peerHost, port: $0) } : nil
         // The media binding is queued before the client hears `joined` (and starts sending): its first
         // packets then find the binding, and the join is logged before its audio can arrive.
-        effects.append(.media(.addMember(room: roomID, participant: info.id, ssrc: ssrc, sender: source, receiver: endpoint)))
-        if info.micMuted, ssrc != nil { effects.append(.media(.setMuted(room: roomID, participant: info.id, muted: true))) }
+        effects.append(.media(.addMember(room: roomID, participant: participantID, ssrc: ssrc, sender: source, receiver: endpoint)))
+        if info.micMuted, ssrc != nil { effects.append(.media(.setMuted(room: roomID, participant: participantID, muted: true))) }
         effects.append(
             .send(
                 connection,
                 .joined(JoinedRoom(
-                    roomID: roomID, participantID: info.id, participants: rooms[roomID]!.participants.map(\.info),
-                    speakerID: room.speaker, media: media))))
+                    roomID: roomID.rawValue, participantID: info.id, participants: rooms[roomID]!.participants.map(\.info),
+                    speakerID: room.speaker?.rawValue, media: media))))
         return effects
     }
 
@@ -361,11 +364,11 @@ struct RoomRegistry {
     }
 
     /// A join that fails: the error, then the connection closes.
-    private mutating func refuse(_ connection: ConnectionNumber, _ error: CallError) -> [Effect] {
+    private mutating func refuse(_ connection: ConnectionID, _ error: CallError) -> [Effect] {
         [.send(connection, .error(error))] + closeEffects(connection)
     }
 
-    private mutating func closeEffects(_ connection: ConnectionNumber, code: UInt16 = 1000) -> [Effect] {
+    private mutating func closeEffects(_ connection: ConnectionID, code: UInt16 = 1000) -> [Effect] {
         var effects: [Effect] = []
         if let state = connections[connection], let roomID = state.room, let id = state.participant {
             effects += remove(id, from: roomID, reason: .left)
@@ -376,37 +379,37 @@ struct RoomRegistry {
         return effects
     }
 
-    private func notAllowed(_ connection: ConnectionNumber, _ why: String) -> [Effect] {
+    private func notAllowed(_ connection: ConnectionID, _ why: String) -> [Effect] {
         [.send(connection, .error(CallError(.notAllowed, why)))]
     }
 
     /// Changes a participant in place.
-    private mutating func update(_ participant: String, in roomID: String, _ change: (inout Participant) -> Void) {
+    private mutating func update(_ participant: ParticipantID, in roomID: CallRoomID, _ change: (inout Participant) -> Void) {
         guard let index = rooms[roomID]?.index(of: participant) else { return }
         change(&rooms[roomID]!.participants[index])
     }
 
     /// Removes a participant (nothing if it is not there): everyone left is told, and so is a member that
     /// left by itself; its media binding goes.
-    private mutating func remove(_ participant: String, from roomID: String, reason: LeaveReason) -> [Effect] {
+    private mutating func remove(_ participant: ParticipantID, from roomID: CallRoomID, reason: LeaveReason) -> [Effect] {
         guard let index = rooms[roomID]?.index(of: participant) else { return [] }
         let member = rooms[roomID]!.participants.remove(at: index)
-        if let ssrc = member.info.ssrc { usedSSRCs.remove(ssrc) }
+        if let ssrc = member.info.ssrc { usedSSRCs.remove(SSRC(ssrc)) }
         var effects = broadcast(rooms[roomID]!, .participantLeft(member.info.id, reason: reason), except: nil)
         if let connection = member.connection, reason == .left { effects.append(.send(connection, .participantLeft(member.info.id, reason: reason))) }
-        effects.append(.media(.removeMember(room: roomID, participant: member.info.id)))
+        effects.append(.media(.removeMember(room: roomID, participant: participant)))
         return effects
     }
 
-    private mutating func setMuted(_ participant: String, in roomID: String, muted: Bool, by moderator: String?) -> [Effect] {
+    private mutating func setMuted(_ participant: ParticipantID, in roomID: CallRoomID, muted: Bool, by moderator: ParticipantID?) -> [Effect] {
         guard let index = rooms[roomID]?.index(of: participant), rooms[roomID]!.participants[index].info.micMuted != muted else { return [] }
         rooms[roomID]!.participants[index].info.micMuted = muted
         rooms[roomID]!.participants[index].info.audio = !muted
-        return broadcast(rooms[roomID]!, .micMuted(participant, muted: muted, by: moderator), except: nil)
+        return broadcast(rooms[roomID]!, .micMuted(participant.rawValue, muted: muted, by: moderator?.rawValue), except: nil)
             + [.media(.setMuted(room: roomID, participant: participant, muted: muted))]
     }
 
-    private mutating func setStream(_ participant: String, in roomID: String, kind: StreamKind, enabled: Bool) -> [Effect] {
+    private mutating func setStream(_ participant: ParticipantID, in roomID: CallRoomID, kind: StreamKind, enabled: Bool) -> [Effect] {
         guard let index = rooms[roomID]?.index(of: participant) else { return [] }
         var info = rooms[roomID]!.participants[index].info
         switch kind {
@@ -418,30 +421,30 @@ struct RoomRegistry {
             info.audio = enabled
         }
         rooms[roomID]!.participants[index].info = info
-        let message: ServerMessage = enabled ? .streamEnabled(participant, kind) : .streamDisabled(participant, kind)
+        let message: ServerMessage = enabled ? .streamEnabled(participant.rawValue, kind) : .streamDisabled(participant.rawValue, kind)
         var effects = broadcast(rooms[roomID]!, message, except: nil)
         if kind == .audio { effects.append(.media(.setMuted(room: roomID, participant: participant, muted: !enabled || info.micMuted))) }
         return effects
     }
 
-    private func broadcast(_ room: Room, _ message: ServerMessage, except excluded: String?) -> [Effect] {
+    private func broadcast(_ room: Room, _ message: ServerMessage, except excluded: ParticipantID?) -> [Effect] {
         room.participants.compactMap { member in
-            guard member.info.id != excluded, let connection = member.connection else { return nil }
+            guard member.info.id != excluded?.rawValue, let connection = member.connection else { return nil }
             return .send(connection, message)
         }
     }
 
-    private mutating func newSSRC() -> UInt32 {
+    private mutating func newSSRC() -> SSRC {
         while true {
-            let candidate = UInt32.random(in: 1...UInt32.max, using: &generator)
+            let candidate = SSRC(UInt32.random(in: 1...UInt32.max, using: &generator))
             if !usedSSRCs.contains(candidate) { return candidate }
         }
     }
 
-    private mutating func newRoomID() -> String {
+    private mutating func newRoomID() -> CallRoomID {
         let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789")
         while true {
-            let id = String((0..<10).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
+            let id = CallRoomID(String((0..<10).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] }))
             if rooms[id] == nil { return id }
         }
     }

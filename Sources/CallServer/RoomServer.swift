@@ -88,7 +88,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
             host: configuration.host, port: configuration.port, webSocketPaths: [Self.signallingPath],
             maximumConnectionsPerAddress: configuration.maxConnectionsPerAddress, tls: configuration.tls, delegate: self)
         for room in configuration.rooms {
-            _ = try decide { registry throws(CallError) in try registry.createRoom(id: room, maxParticipants: nil) }
+            _ = try decide { registry throws(CallError) in try registry.createRoom(id: CallRoomID(room), maxParticipants: nil) }
         }
     }
 
@@ -148,10 +148,10 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
     private func perform(_ effect: Effect) {
         switch effect {
         case .send(let connection, let message):
-            web.send(message.json, to: ConnectionID(rawValue: connection))
+            web.send(message.json, to: connection)
             if case .error(let error) = message { log(.error(connection: connection, code: error.code)) }
         case .close(let connection, let code):
-            web.close(ConnectionID(rawValue: connection), code: code)
+            web.close(connection, code: code)
         case .media(let command):
             media.post(command)
             switch command {
@@ -169,16 +169,16 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
 
     public func webSocketOpened(_ connection: ConnectionID, path: String, query: [String: String], peer: PeerAddress) {
         let now = self.now
-        decide { $0.opened(connection.rawValue, room: query["room"], peerHost: Self.unmapped(peer.host), now: now); return [] }
+        decide { $0.opened(connection, room: query["room"].map { CallRoomID($0) }, peerHost: Self.unmapped(peer.host), now: now); return [] }
     }
 
     public func webSocketReceived(_ connection: ConnectionID, text: String) {
         let now = self.now, epoch = Self.epochSeconds
-        decide { $0.received(connection.rawValue, text: text, now: now, epochSeconds: epoch) }
+        decide { $0.received(connection, text: text, now: now, epochSeconds: epoch) }
     }
 
     public func webSocketClosed(_ connection: ConnectionID) {
-        decide { $0.closed(connection.rawValue) }
+        decide { $0.closed(connection) }
     }
 
     public func handle(_ request: HTTPRequest, from peer: PeerAddress) -> HTTPResponse {
@@ -190,13 +190,13 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
 
     // MARK: MediaLoopDelegate (media thread)
 
-    func speakerChanged(room: String, participant: String?, time: Double) {
+    func speakerChanged(room: CallRoomID, participant: ParticipantID?, time: Double) {
         decide { $0.speakerChanged(room: room, participant: participant, time: time) }
         log(.speakerChanged(room: room, participant: participant, time: time))
         recorder?.floor(room: room, participant: participant, time: time)
     }
 
-    func audioLevels(room: String, time: Double, levels: [String: Double], speaking: [String]) {
+    func audioLevels(room: CallRoomID, time: Double, levels: [String: Double], speaking: [String]) {
         decide { $0.audioLevels(room: room, time: time, levels: levels, speaking: speaking) }
     }
 
@@ -206,21 +206,21 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
         decide { $0.sweep(now: now) }
     }
 
-    func recordHop(room: String, participant: String, hop: UnsafeBufferPointer<Float>, tick: Int) {
+    func recordHop(room: CallRoomID, participant: ParticipantID, hop: UnsafeBufferPointer<Float>, tick: Int) {
         recorder?.hop(room: room, participant: participant, hop: hop, tick: tick)
     }
 
-    func speechChanged(room: String, participant: String, active: Bool, time: Double) {
+    func speechChanged(room: CallRoomID, participant: ParticipantID, active: Bool, time: Double) {
         recorder?.speech(room: room, participant: participant, active: active, time: time)
     }
 
-    func roomOpened(_ room: String, tick: Int) {
+    func roomOpened(_ room: CallRoomID, tick: Int) {
         recorder?.roomOpened(room, tick: tick)
         // Room time 0 in server time, so a recording's events can be placed on its audio.
         log.record(room: room, .roomOpened(room: room))
     }
 
-    func roomClosed(_ room: String, tick: Int) {
+    func roomClosed(_ room: CallRoomID, tick: Int) {
         recorder?.roomClosed(room, tick: tick)
     }
 

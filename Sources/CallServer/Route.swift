@@ -7,15 +7,15 @@ enum Route: Equatable, Sendable {
     /// `POST /v1/rooms`
     case createRoom
     /// `GET /v1/rooms/{id}`
-    case room(String)
+    case room(CallRoomID)
     /// `DELETE /v1/rooms/{id}`
-    case deleteRoom(String)
+    case deleteRoom(CallRoomID)
     /// `POST /v1/rooms/{id}/ingest`
-    case addIngest(room: String)
+    case addIngest(room: CallRoomID)
     /// `DELETE /v1/rooms/{id}/ingest/{participantId}`
-    case removeIngest(room: String, participant: String)
+    case removeIngest(room: CallRoomID, participant: ParticipantID)
     /// `GET /rooms/{id}?token=…`: the dashboard page.
-    case dashboard(room: String)
+    case dashboard(room: CallRoomID)
 
     /// The call `method` and `path` name; `HEAD` is `GET` without the body (RFC 9110 §9.3.2: the
     /// transport leaves the body out).
@@ -25,11 +25,12 @@ enum Route: Equatable, Sendable {
         switch (method == "HEAD" ? "GET" : method, parts.first, parts.dropFirst().first, parts.count) {
         case ("GET", "v1", "health", 2): self = .health
         case ("POST", "v1", "rooms", 2): self = .createRoom
-        case ("GET", "v1", "rooms", 3): self = .room(parts[2])
-        case ("DELETE", "v1", "rooms", 3): self = .deleteRoom(parts[2])
-        case ("POST", "v1", "rooms", 4) where parts[3] == "ingest": self = .addIngest(room: parts[2])
-        case ("DELETE", "v1", "rooms", 5) where parts[3] == "ingest": self = .removeIngest(room: parts[2], participant: parts[4])
-        case ("GET", "rooms", _, 2): self = .dashboard(room: parts[1])
+        case ("GET", "v1", "rooms", 3): self = .room(CallRoomID(parts[2]))
+        case ("DELETE", "v1", "rooms", 3): self = .deleteRoom(CallRoomID(parts[2]))
+        case ("POST", "v1", "rooms", 4) where parts[3] == "ingest": self = .addIngest(room: CallRoomID(parts[2]))
+        case ("DELETE", "v1", "rooms", 5) where parts[3] == "ingest":
+            self = .removeIngest(room: CallRoomID(parts[2]), participant: ParticipantID(parts[4]))
+        case ("GET", "rooms", _, 2): self = .dashboard(room: CallRoomID(parts[1]))
         default: throw CallError(.malformedMessage, "no such API call: \(method) \(path)")
         }
     }

@@ -1,4 +1,5 @@
 import CallProtocol
+import CallTransport
 import Foundation
 
 /// One event of the server's log: a JSON line on `serve`'s standard output, and, for a room's events
@@ -6,18 +7,18 @@ import Foundation
 enum ServerEvent: Equatable, Sendable {
     case listening(http: Int, rtp: Int, tls: Bool)
     /// An `error` message sent to a connection.
-    case error(connection: ConnectionNumber, code: CallErrorCode)
-    case roomOpened(room: String)
-    case roomClosed(room: String)
+    case error(connection: ConnectionID, code: CallErrorCode)
+    case roomOpened(room: CallRoomID)
+    case roomClosed(room: CallRoomID)
     /// `ssrc`: null for a participant that does not publish.
-    case participantJoined(room: String, participant: String, ssrc: UInt32?)
-    case participantLeft(room: String, participant: String)
-    case micMuted(room: String, participant: String, muted: Bool)
+    case participantJoined(room: CallRoomID, participant: ParticipantID, ssrc: SSRC?)
+    case participantLeft(room: CallRoomID, participant: ParticipantID)
+    case micMuted(room: CallRoomID, participant: ParticipantID, muted: Bool)
     /// `participant`: null when nobody speaks; `time`: seconds of room time, written to 10 ms.
-    case speakerChanged(room: String, participant: String?, time: Double)
+    case speakerChanged(room: CallRoomID, participant: ParticipantID?, time: Double)
 
     /// The room whose recording the event belongs in; nil for the server's own events.
-    var room: String? {
+    var room: CallRoomID? {
         switch self {
         case .participantJoined(let room, _, _), .participantLeft(let room, _), .micMuted(let room, _, _),
             .speakerChanged(let room, _, _):
@@ -35,7 +36,7 @@ enum ServerEvent: Equatable, Sendable {
         case .listening(let http, let rtp, let tls):
             members += [("type", "listening"), ("http", http), ("rtp", rtp), ("tls", tls)]
         case .error(let connection, let code):
-            members += [("type", "error"), ("connection", connection), ("code", code.rawValue)]
+            members += [("type", "error"), ("connection", connection.rawValue), ("code", code.rawValue)]
         case .roomOpened(let room): members += [("type", "room-opened"), ("room", room)]
         case .roomClosed(let room): members += [("type", "room-closed"), ("room", room)]
         case .participantJoined(let room, let participant, let ssrc):
@@ -69,7 +70,7 @@ struct ServerLog: Sendable {
 
     /// Writes `event` to the recording of `room` only (`room-opened`, which places room time 0 on
     /// the server's clock, is recorded when the media loop opens the room, not when it is asked to).
-    func record(room: String, _ event: ServerEvent) {
+    func record(room: CallRoomID, _ event: ServerEvent) {
         recorder?.event(room: room, line: event.line(serverTime: clock()))
     }
 }

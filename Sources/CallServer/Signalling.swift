@@ -1,16 +1,14 @@
 import CallProtocol
+import CallTransport
 import SpeakerIO
-
-/// A signalling connection, as the registry knows it: an opaque number given by the transport.
-public typealias ConnectionNumber = Int
 
 /// Something the registry asks the transport or the media loop to do.
 enum Effect: Equatable, Sendable {
     /// Send a message on a connection.
-    case send(ConnectionNumber, ServerMessage)
+    case send(ConnectionID, ServerMessage)
     /// Close a connection (after what was sent before) with a WebSocket close code: 1000 normal,
     /// 1008 policy violation (a client over its message budget).
-    case close(ConnectionNumber, code: UInt16 = 1000)
+    case close(ConnectionID, code: UInt16 = 1000)
     /// Change the media plane.
     case media(MediaCommand)
 }
@@ -18,15 +16,15 @@ enum Effect: Equatable, Sendable {
 /// What the media loop must know of the rooms: who may send, from where, and who receives.
 enum MediaCommand: Equatable, Sendable {
     /// A room appears: the engine gets a room for it.
-    case openRoom(room: String)
+    case openRoom(room: CallRoomID)
     /// A room goes: its streams and members go with it.
-    case closeRoom(room: String)
+    case closeRoom(room: CallRoomID)
     /// A member that receives forwarded audio on `receiver` (nil: receives none), and, when
     /// `sender` is set, publishes with `ssrc` from that address.
-    case addMember(room: String, participant: String, ssrc: UInt32?, sender: MediaSource?, receiver: MediaEndpoint?)
-    case removeMember(room: String, participant: String)
+    case addMember(room: CallRoomID, participant: ParticipantID, ssrc: SSRC?, sender: MediaSource?, receiver: MediaEndpoint?)
+    case removeMember(room: CallRoomID, participant: ParticipantID)
     /// A publisher's packets are dropped while muted (its audio stream disabled counts as muted).
-    case setMuted(room: String, participant: String, muted: Bool)
+    case setMuted(room: CallRoomID, participant: ParticipantID, muted: Bool)
 }
 
 /// Where a publisher's RTP must come from: a host, and a port unless any port of the host is accepted

@@ -4,9 +4,12 @@ import Synchronization
 import Glibc
 #endif
 
-/// What libwebsockets logged at error level since the last `clearLastError`, lines joined by `; `,
-/// for `TransportError` messages (lws reports why a bind failed only in its log).
-private let lastLoggedError = Mutex<String>("")
+/// What libwebsockets logged at error level since the last `clearLastError`, per thread (lines joined
+/// by `; `), for `TransportError` messages: lws reports why a bind or a certificate failed only in its
+/// log, on the thread that asked. Per thread, so that one server's failure is not reported with another
+/// thread's line logged at the same moment (lws's log is one per process). At most 64 threads are
+/// remembered; past that the record starts afresh.
+private let lastLoggedError = Mutex<[pthread_t: String]>([:])
 
 /// Whether lws log lines also go to stderr (`ACTIVESPEAKER_LWS_LOG=1`), for debugging.
 private let echoLibraryLog: Bool = getenv("ACTIVESPEAKER_LWS_LOG").map { String(cString: $0) == "1" } ?? false
@@ -24,7 +27,12 @@ private let loggingConfigured: Void = {
         if let marker = text.range(of: "] E: ") { text = String(text[marker.upperBound...]) }
         while text.last == "\n" || text.last == "\r" { text.removeLast() }
         // Bounded: a long-running process may log many errors between two clears.
-        lastLoggedError.withLock { $0 = $0.isEmpty || $0.utf8.count > 1000 ? text : $0 + "; " + text }
+        let thread = pthread_self()
+        lastLoggedError.withLock { errors in
+            if errors.count >= 64, errors[thread] == nil { errors.removeAll() }
+            let earlier = errors[thread] ?? ""
+            errors[thread] = earlier.isEmpty || earlier.utf8.count > 1000 ? text : earlier + "; " + text
+        }
     }
 }()
 
@@ -37,11 +45,15 @@ enum LibWebSockets {
     static func configureLogging() { loggingConfigured }
 
     /// Forgets the last logged error, before an operation whose failure should report it.
-    static func clearLastError() { lastLoggedError.withLock { $0 = "" } }
+    static func clearLastError() {
+        let thread = pthread_self()
+        lastLoggedError.withLock { _ = $0.removeValue(forKey: thread) }
+    }
 
-    /// The errors libwebsockets logged since `clearLastError`, prefixed `libwebsockets: `.
+    /// The errors libwebsockets logged on this thread since `clearLastError`, prefixed `libwebsockets: `.
     static func lastError(orElse fallback: String) -> String {
-        let text = lastLoggedError.withLock { $0 }
+        let thread = pthread_self()
+        let text = lastLoggedError.withLock { $0[thread] ?? "" }
         return "libwebsockets: " + (text.isEmpty ? fallback : text)
     }
 

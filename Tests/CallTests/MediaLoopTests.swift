@@ -1,3 +1,4 @@
+import CallProtocol
 import Foundation
 import SpeakerCore
 import SpeakerIO
@@ -36,12 +37,12 @@ import TestSupport
             }
         }
 
-        func speakerChanged(room: String, participant: String?, time: Double) {}
-        func audioLevels(room: String, time: Double, levels: [String: Double], speaking: [String]) {}
-        func recordHop(room: String, participant: String, hop: UnsafeBufferPointer<Float>, tick: Int) {}
-        func speechChanged(room: String, participant: String, active: Bool, time: Double) {}
-        func roomOpened(_ room: String, tick: Int) {}
-        func roomClosed(_ room: String, tick: Int) {}
+        func speakerChanged(room: CallRoomID, participant: ParticipantID?, time: Double) {}
+        func audioLevels(room: CallRoomID, time: Double, levels: [String: Double], speaking: [String]) {}
+        func recordHop(room: CallRoomID, participant: ParticipantID, hop: UnsafeBufferPointer<Float>, tick: Int) {}
+        func speechChanged(room: CallRoomID, participant: ParticipantID, active: Bool, time: Double) {}
+        func roomOpened(_ room: CallRoomID, tick: Int) {}
+        func roomClosed(_ room: CallRoomID, tick: Int) {}
     }
 
     /// A started loop on `127.0.0.1`, any port, with the room `room`, an ingest `lobby` (SSRC 4097) that
@@ -55,7 +56,7 @@ import TestSupport
         loop.post(.openRoom(room: "room"))
         loop.post(.addMember(room: "room", participant: "lobby", ssrc: 4097, sender: MediaSource(host: "127.0.0.1", port: nil), receiver: nil))
         for (participant, receiver) in receivers(loop.port) {
-            loop.post(.addMember(room: "room", participant: participant, ssrc: nil, sender: nil, receiver: receiver))
+            loop.post(.addMember(room: "room", participant: ParticipantID(participant), ssrc: nil, sender: nil, receiver: receiver))
         }
         loop.start()
         return loop
@@ -265,12 +266,12 @@ import TestSupport
             if stopReturned.load(ordering: .acquiring) { callbackAfterStop.store(true, ordering: .releasing) }
         }
 
-        func speakerChanged(room: String, participant: String?, time: Double) {}
-        func audioLevels(room: String, time: Double, levels: [String: Double], speaking: [String]) {}
-        func recordHop(room: String, participant: String, hop: UnsafeBufferPointer<Float>, tick: Int) {}
-        func speechChanged(room: String, participant: String, active: Bool, time: Double) {}
-        func roomOpened(_ room: String, tick: Int) {}
-        func roomClosed(_ room: String, tick: Int) {}
+        func speakerChanged(room: CallRoomID, participant: ParticipantID?, time: Double) {}
+        func audioLevels(room: CallRoomID, time: Double, levels: [String: Double], speaking: [String]) {}
+        func recordHop(room: CallRoomID, participant: ParticipantID, hop: UnsafeBufferPointer<Float>, tick: Int) {}
+        func speechChanged(room: CallRoomID, participant: ParticipantID, active: Bool, time: Double) {}
+        func roomOpened(_ room: CallRoomID, tick: Int) {}
+        func roomClosed(_ room: CallRoomID, tick: Int) {}
     }
 
     /// Two threads stop the loop at once while it is busy (held in a callback): neither returns before

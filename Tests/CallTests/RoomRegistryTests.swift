@@ -1,4 +1,5 @@
 import CallProtocol
+import CallTransport
 import SpeakerIO
 import Testing
 @testable import CallServer
@@ -22,29 +23,29 @@ import Testing
     }
 
     /// Opens connection `number` from `peerHost` and joins with `token`.
-    mutating func join(_ number: Int, _ token: String, rtpPort: Int? = 5000, room: String? = "room", peerHost: String = "127.0.0.1") -> [Effect] {
+    mutating func join(_ number: ConnectionID, _ token: String, rtpPort: Int? = 5000, room: CallRoomID? = "room", peerHost: String = "127.0.0.1") -> [Effect] {
         registry.opened(number, room: room, peerHost: peerHost, now: 0)
         return registry.received(number, text: ClientMessage.join(token: token, mic: true, webcam: false, rtpPort: rtpPort).json, now: 0, epochSeconds: Self.now)
     }
 
-    static func messages(_ effects: [Effect], to connection: Int) -> [ServerMessage] {
+    static func messages(_ effects: [Effect], to connection: ConnectionID) -> [ServerMessage] {
         effects.compactMap { if case .send(connection, let message) = $0 { message } else { nil } }
     }
 
-    static func errorCode(_ effects: [Effect], to connection: Int) -> CallErrorCode? {
+    static func errorCode(_ effects: [Effect], to connection: ConnectionID) -> CallErrorCode? {
         for case .error(let error) in messages(effects, to: connection) { return error.code }
         return nil
     }
 
-    static func closes(_ effects: [Effect], _ connection: Int) -> Bool { effects.contains(.close(connection)) }
+    static func closes(_ effects: [Effect], _ connection: ConnectionID) -> Bool { effects.contains(.close(connection)) }
 
     /// Rooms `.` and `..` could be created but never read or deleted through the HTTP API (their URL
     /// paths normalise away), and would record into the recordings folder or its parent.
     @Test(arguments: [".", ".."])
     mutating func dotRoomIdsAreRefused(id: String) {
-        #expect(throws: CallError.self) { try registry.createRoom(id: id, maxParticipants: 3) }
+        #expect(throws: CallError.self) { try registry.createRoom(id: CallRoomID(id), maxParticipants: 3) }
         do {
-            _ = try registry.createRoom(id: id, maxParticipants: 3)
+            _ = try registry.createRoom(id: CallRoomID(id), maxParticipants: 3)
         } catch {
             #expect(error.code == .malformedMessage)
             #expect(error.message.contains("not . or .."), "\(error.message)")
@@ -61,7 +62,7 @@ import Testing
         let media = try #require(room.media)
         #expect(media.rtpPort == 40000 && media.payloadType == 111 && media.audioLevelId == 1)
         #expect(effects.contains(.media(.addMember(
-            room: "room", participant: "alice", ssrc: media.ssrc, sender: MediaSource(host: "127.0.0.1", port: 5000),
+            room: "room", participant: "alice", ssrc: SSRC(media.ssrc), sender: MediaSource(host: "127.0.0.1", port: 5000),
             receiver: MediaEndpoint(host: "127.0.0.1", port: 5000)))))
     }
 
@@ -93,7 +94,7 @@ import Testing
         let forged = AccessToken(room: "room", participantID: "eve", role: .moderator, issuedAt: 0, expiresAt: Self.now + 60)
             .signed(with: TokenSecret("not-the-server-secret-xyz")!)
         for (number, token, code) in [
-            (1, forged, CallErrorCode.invalidToken), (2, Self.token("late", expires: Self.now - 1), .tokenExpired),
+            (ConnectionID(1), forged, CallErrorCode.invalidToken), (2, Self.token("late", expires: Self.now - 1), .tokenExpired),
             (3, Self.token("stray", room: "elsewhere"), .wrongRoom), (4, "garbage", .invalidToken),
         ] {
             let effects = join(number, token)
@@ -331,15 +332,15 @@ import Testing
         #expect(throws: CallError.self) { try registry.removeIngest(room: "room", participant: "alice") }
     }
 
-    static func isJoined(_ effects: [Effect], _ connection: Int) -> Bool {
+    static func isJoined(_ effects: [Effect], _ connection: ConnectionID) -> Bool {
         if case .joined? = messages(effects, to: connection).first { true } else { false }
     }
 
     /// A member whose `rtpPort` is where the server's own RTP socket receives would make the server
     /// forward to itself: the join is refused (4007, closed, nothing for the media loop).
     @Test mutating func aJoinNamingTheServersOwnRTPAddressIsRefused() {
-        for (number, role) in [(1, Role.subscriber), (2, .publisher)] {
-            let effects = join(number, Self.token("mallory\(number)", role: role), rtpPort: 40000)
+        for (number, role) in [(ConnectionID(1), Role.subscriber), (2, .publisher)] {
+            let effects = join(number, Self.token("mallory\(number.rawValue)", role: role), rtpPort: 40000)
             #expect(Self.errorCode(effects, to: number) == .malformedMessage, "\(role)")
             #expect(Self.closes(effects, number))
             #expect(!effects.contains { if case .media = $0 { true } else { false } })
@@ -358,8 +359,8 @@ import Testing
         var test = try Self()
         test.registry = RoomRegistry(settings: RoomRegistry.Settings(secret: Self.secret, rtp: rtp, clientTimeout: 10))
         _ = try test.registry.createRoom(id: "room", maxParticipants: 10)
-        for (number, host) in [(1, "127.0.0.1"), (2, "127.3.2.1"), (3, "198.51.100.4"), (4, "::1")] {
-            #expect(Self.errorCode(test.join(number, Self.token("m\(number)", role: .subscriber), rtpPort: 40000, peerHost: host), to: number) == .malformedMessage, "\(host)")
+        for (number, host) in [(ConnectionID(1), "127.0.0.1"), (2, "127.3.2.1"), (3, "198.51.100.4"), (4, "::1")] {
+            #expect(Self.errorCode(test.join(number, Self.token("m\(number.rawValue)", role: .subscriber), rtpPort: 40000, peerHost: host), to: number) == .malformedMessage, "\(host)")
         }
         #expect(Self.isJoined(test.join(5, Self.token("remote"), rtpPort: 40000, peerHost: "192.0.2.7"), 5))
     }

@@ -1,4 +1,5 @@
 import CallProtocol
+import CallTransport
 import Foundation
 import Synchronization
 import Testing
@@ -51,13 +52,13 @@ import Testing
                         // The decision's lock: the order of `decided` is the decision order.
                         record.decided.withLock { order in
                             order.append(number)
-                            record.executor.enqueue([.send(number, .pong), .close(number)])
+                            record.executor.enqueue([.send(ConnectionID(rawValue: number), .pong), .close(ConnectionID(rawValue: number))])
                         }
                         record.executor.drain { effect in
                             if record.inside.add(1, ordering: .sequentiallyConsistent).newValue > 1 {
                                 record.overlapped.store(true, ordering: .relaxed)
                             }
-                            if case .send(let connection, _) = effect { record.performed.withLock { $0.append(connection) } }
+                            if case .send(let connection, _) = effect { record.performed.withLock { $0.append(connection.rawValue) } }
                             record.inside.subtract(1, ordering: .sequentiallyConsistent)
                         }
                     }
