@@ -151,21 +151,27 @@ struct TypedMessage<Payload: Encodable>: Encodable {
 
 /// Decoding of a message's payload with field-level errors for people ("join needs \"token\"").
 enum PayloadDecoding {
-    /// Decodes one JSON object whose `type` selects the payload: `body(type, payloadReader)`.
-    /// `prefix` starts every error's sentence ("malformed message", "malformed server message").
-    static func read<Message>(
-        _ bytes: [UInt8], prefix: String, unparsable: String,
-        body: @escaping (String, PayloadSource) throws(CallError) -> Message
-    ) throws(CallError) -> Message {
-        let decoder = JSONDecoder()
-        let box = Box<Message>(prefix: prefix, body: body)
-        decoder.userInfo[Box<Message>.key] = box
-        do {
-            _ = try decoder.decode(Reading<Message>.self, from: Data(bytes))
-        } catch {
-            throw box.failure ?? CallError(.malformedMessage, unparsable)
+    /// Decodes one JSON object whose `type`, one of `Type`'s names, selects the payload that `body`
+    /// reads. `prefix` starts every error's sentence ("malformed message", "malformed server message");
+    /// `unparsable` ends the one for text that is no such object.
+    static func read<Type: RawRepresentable, Message>(
+        _ text: String, prefix: String, unparsable: String,
+        body: @escaping (Type, PayloadSource) throws(CallError) -> Message
+    ) throws(CallError) -> Message where Type.RawValue == String {
+        let named = { (name: String, source: PayloadSource) throws(CallError) -> Message in
+            guard let type = Type(rawValue: name) else { throw CallError(.malformedMessage, "\(prefix): unknown type \"\(name)\"") }
+            return try body(type, source)
         }
-        guard let message = box.message else { throw box.failure ?? CallError(.malformedMessage, unparsable) }
+        let decoder = JSONDecoder()
+        let box = Box<Message>(prefix: prefix, body: named)
+        decoder.userInfo[Box<Message>.key] = box
+        let failure = CallError(.malformedMessage, "\(prefix): \(unparsable)")
+        do {
+            _ = try decoder.decode(Reading<Message>.self, from: Data(text.utf8))
+        } catch {
+            throw box.failure ?? failure
+        }
+        guard let message = box.message else { throw box.failure ?? failure }
         return message
     }
 

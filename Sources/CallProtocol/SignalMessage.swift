@@ -81,14 +81,8 @@ extension ClientMessage {
     /// - Throws: `CallError` `.malformedMessage` naming what is wrong.
     public init(json text: String) throws(CallError) {
         self = try PayloadDecoding.read(
-            Array(text.utf8), prefix: "malformed message",
-            unparsable: "malformed message: not a JSON object with a string \"type\" and valid fields"
-        ) { (name, source) throws(CallError) -> ClientMessage in
-            guard let type = ClientMessageType(rawValue: name) else {
-                throw CallError(.malformedMessage, "malformed message: unknown type \"\(name)\"")
-            }
-            return try ClientMessage(type, source)
-        }
+            text, prefix: "malformed message", unparsable: "not a JSON object with a string \"type\" and valid fields"
+        ) { (type: ClientMessageType, source) throws(CallError) in try ClientMessage(type, source) }
     }
 
     private init(_ type: ClientMessageType, _ source: PayloadDecoding.PayloadSource) throws(CallError) {
@@ -177,14 +171,8 @@ extension ServerMessage {
     /// Parses one server message.
     /// - Throws: `CallError` `.malformedMessage` naming what is wrong.
     public init(json text: String) throws(CallError) {
-        self = try PayloadDecoding.read(
-            Array(text.utf8), prefix: "malformed server message",
-            unparsable: "malformed server message: \(text.prefix(200))"
-        ) { (name, source) throws(CallError) -> ServerMessage in
-            guard let type = ServerMessageType(rawValue: name) else {
-                throw CallError(.malformedMessage, "malformed server message: unknown type \"\(name)\"")
-            }
-            return try ServerMessage(type, source)
+        self = try PayloadDecoding.read(text, prefix: "malformed server message", unparsable: String(text.prefix(200))) {
+            (type: ServerMessageType, source) throws(CallError) in try ServerMessage(type, source)
         }
     }
 
