@@ -12,7 +12,7 @@ import TestSupport
 @Suite(.serialized) struct MediaLoopTests {
     /// Counts the loop's ticks and the datagrams each tick took (from the statistics the loop publishes
     /// just before `tickEnded`).
-    final class Watcher: MediaLoopDelegate {
+    final class Watcher: TickWatchingDelegate {
         private struct State {
             var ticks = 0
             var datagrams = 0
@@ -36,13 +36,6 @@ import TestSupport
                 state.ticks = ticks
             }
         }
-
-        func speakerChanged(room: CallRoomID, participant: ParticipantID?, time: Double) {}
-        func audioLevels(room: CallRoomID, time: Double, levels: [String: Double], speaking: [String]) {}
-        func recordHop(room: CallRoomID, participant: ParticipantID, hop: UnsafeBufferPointer<Float>, tick: Int) {}
-        func speechChanged(room: CallRoomID, participant: ParticipantID, active: Bool, time: Double) {}
-        func roomOpened(_ room: CallRoomID, tick: Int) {}
-        func roomClosed(_ room: CallRoomID, tick: Int) {}
     }
 
     /// A started loop on `127.0.0.1`, any port, with the room `room`, an ingest `lobby` (SSRC 4097) that
@@ -247,7 +240,7 @@ import TestSupport
 
     /// Holds the loop's thread inside `tickEnded` once asked to, and notes any callback that runs after
     /// a `stop()` returned.
-    final class Holder: MediaLoopDelegate {
+    final class Holder: TickWatchingDelegate {
         let hold = Atomic<Bool>(false)
         /// The loop's thread is inside `tickEnded`, held.
         let held = Atomic<Bool>(false)
@@ -265,13 +258,6 @@ import TestSupport
             }
             if stopReturned.load(ordering: .acquiring) { callbackAfterStop.store(true, ordering: .releasing) }
         }
-
-        func speakerChanged(room: CallRoomID, participant: ParticipantID?, time: Double) {}
-        func audioLevels(room: CallRoomID, time: Double, levels: [String: Double], speaking: [String]) {}
-        func recordHop(room: CallRoomID, participant: ParticipantID, hop: UnsafeBufferPointer<Float>, tick: Int) {}
-        func speechChanged(room: CallRoomID, participant: ParticipantID, active: Bool, time: Double) {}
-        func roomOpened(_ room: CallRoomID, tick: Int) {}
-        func roomClosed(_ room: CallRoomID, tick: Int) {}
     }
 
     /// Two threads stop the loop at once while it is busy (held in a callback): neither returns before
@@ -310,4 +296,16 @@ import TestSupport
         #expect(loop.tickCount == lastTick)
         #expect(Self.stop(loop, within: 10), "a third stop() did not return")
     }
+}
+
+/// A media-loop delegate that watches only the ticks: every other callback does nothing.
+protocol TickWatchingDelegate: MediaLoopDelegate {}
+
+extension TickWatchingDelegate {
+    func speakerChanged(room: CallRoomID, participant: ParticipantID?, time: Double) {}
+    func audioLevels(room: CallRoomID, time: Double, levels: [String: Double], speaking: [String]) {}
+    func recordHop(room: CallRoomID, participant: ParticipantID, hop: UnsafeBufferPointer<Float>, tick: Int) {}
+    func speechChanged(room: CallRoomID, participant: ParticipantID, active: Bool, time: Double) {}
+    func roomOpened(_ room: CallRoomID, tick: Int) {}
+    func roomClosed(_ room: CallRoomID, tick: Int) {}
 }
