@@ -23,6 +23,7 @@ packages=(
   ffmpeg           # RTP sender without levels (listen tests)
   chromium         # headless browser for the dashboard test
   curl             # HTTP API calls in the ingest test
+  python3-prometheus-client  # parses GET /metrics in the metrics test
 )
 
 missing=()

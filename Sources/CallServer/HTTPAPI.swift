@@ -21,6 +21,16 @@ struct HTTPAPI {
         case .health:
             let (rooms, participants) = try server.read { ($0.rooms.count, $0.participantCount) }
             return .json(JSON.text(Health(participants: participants, rooms: rooms)))
+        case .ready:
+            let behind = server.mediaLoopBehind
+            let body = Readiness(ready: behind < 1, mediaBehindSeconds: behind.isFinite ? (behind * 1000).rounded() / 1000 : nil)
+            return .json(status: body.ready ? 200 : 503, JSON.text(body))
+        case .metrics:
+            let (rooms, participants, connections) = try server.read { ($0.rooms.count, $0.participantCount, $0.connectionCount) }
+            let metrics = Metrics(
+                rooms: rooms, participants: participants, connections: connections, media: server.mediaStatistics,
+                droppedRecordingHops: server.droppedRecordingHops)
+            return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(metrics.text.utf8))
         case .createRoom:
             let body = try Self.decode(RoomRequest.self, request.body, empty: RoomRequest())
             let id = try server.decide { registry throws(CallError) in
@@ -78,6 +88,21 @@ private struct Health: Encodable {
     var participants: Int
     var rooms: Int
     var status = "ok"
+}
+
+/// `GET /v1/ready` answer.
+private struct Readiness: Encodable {
+    var ready: Bool
+    /// How far the media loop's clock is behind the wall clock; null when the loop is not running.
+    var mediaBehindSeconds: Double?
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(ready, forKey: .ready)
+        try c.encode(mediaBehindSeconds, forKey: .mediaBehindSeconds)
+    }
+
+    enum CodingKeys: String, CodingKey { case ready, mediaBehindSeconds }
 }
 
 /// `POST /v1/rooms` answer.

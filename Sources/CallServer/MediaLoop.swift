@@ -46,6 +46,26 @@ public struct MediaStatistics: Sendable, Equatable {
     public var oversized = 0
     /// Dropped: a bound publisher over its packet budget (`MediaLoop.packetRate`, bursts of `packetBurst`).
     public var overBudget = 0
+    /// How long the ticks' work took (decoding, the engine, events), over the last `TickTimes.window` ticks.
+    public var tickTimes = TickTimes()
+    /// Ticks that started more than one tick (10 ms) after they were due: the loop fell behind.
+    public var lateTicks = 0
+
+    public init() {}
+}
+
+/// Seconds of work per media tick: quantiles over the last `window` ticks (updated once a second), and
+/// the sum and count of all ticks, as a Prometheus summary has them.
+public struct TickTimes: Sendable, Equatable {
+    /// Ticks the quantiles are taken over.
+    public static let window = 1000
+    public var p50 = 0.0
+    public var p90 = 0.0
+    public var p99 = 0.0
+    public var max = 0.0
+    /// Seconds of work of every tick so far.
+    public var sum = 0.0
+    public var count = 0
 
     public init() {}
 }
@@ -114,6 +134,11 @@ final class MediaLoop: @unchecked Sendable {
     private let running = DispatchGroup()
     /// `ticks` as other threads may read it.
     private let publishedTicks = Atomic<Int>(0)
+    /// When the loop's clock started (uptime nanoseconds); 0 before.
+    private let startedAt = Atomic<UInt64>(0)
+    /// The work of the last `TickTimes.window` ticks, in seconds (a ring), for the quantiles.
+    private var tickWork = [Double](repeating: 0, count: TickTimes.window)
+    private var tickWorkScratch = [Double](repeating: 0, count: TickTimes.window)
 
     private var rooms: [CallRoomID: MediaRoom] = [:]
     /// In the order they were added. The indexes below point into it; `reindex` rebuilds them.
@@ -190,6 +215,17 @@ final class MediaLoop: @unchecked Sendable {
     /// The ticks the loop has run; from any thread.
     var tickCount: Int { publishedTicks.load(ordering: .acquiring) }
 
+    /// Seconds the loop's clock is behind the wall clock, from any thread: 0 while each tick runs when
+    /// due; the time since it should have started when it is not running (never started, or stopped).
+    var secondsBehind: Double {
+        let started = startedAt.load(ordering: .acquiring)
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard started > 0, !stopFlag.load(ordering: .acquiring) else { return .infinity }
+        let due = started + UInt64(tickCount) * 10_000_000
+        // One tick of work and the wait for the next are normal.
+        return now > due + 20_000_000 ? Double(now - due - 20_000_000) / 1e9 : 0
+    }
+
     // MARK: The loop's thread
 
     private func run() {
@@ -200,11 +236,15 @@ final class MediaLoop: @unchecked Sendable {
             hop.deallocate()
         }
         let start = DispatchTime.now().uptimeNanoseconds
+        startedAt.store(start, ordering: .releasing)
         var source = SocketAddress(host: "0.0.0.0", port: 0)!
         while !stopFlag.load(ordering: .acquiring) {
             applyCommands()
-            receive(until: start + UInt64(ticks + 1) * 10_000_000, into: datagram, from: &source)
-            tick(hop)
+            let due = start + UInt64(ticks + 1) * 10_000_000
+            receive(until: due, into: datagram, from: &source)
+            let began = DispatchTime.now().uptimeNanoseconds
+            if began > due + 10_000_000 { counters.lateTicks += 1 }
+            tick(hop, began: began)
         }
     }
 
@@ -361,7 +401,7 @@ final class MediaLoop: @unchecked Sendable {
         _ = member.jitter?.insert(packet, datagram: bytes)
     }
 
-    private func tick(_ hop: UnsafeMutableBufferPointer<Float>) {
+    private func tick(_ hop: UnsafeMutableBufferPointer<Float>, began: UInt64) {
         for member in members {
             guard let jitter = member.jitter, let stream = member.stream else { continue }
             if case .audio = jitter.pull(tick: ticks, into: hop) {
@@ -386,9 +426,35 @@ final class MediaLoop: @unchecked Sendable {
             }
         }
         if ticks % levelTicks == 0 { reportLevels() }
+        noteWork(seconds: Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9)
         let snapshot = counters
         statisticsBox.withLock { $0 = snapshot }
         delegate?.tickEnded(ticks: ticks)
+    }
+
+    /// Adds one tick's work to the ring and the totals; once a second, takes the quantiles of the ring.
+    private func noteWork(seconds: Double) {
+        var times = counters.tickTimes
+        tickWork[times.count % TickTimes.window] = seconds
+        times.count += 1
+        times.sum += seconds
+        if ticks % 100 == 0 {
+            let filled = min(times.count, TickTimes.window)
+            // Copied into a buffer made at start and sorted there: 1,000 values once a second.
+            tickWorkScratch.withUnsafeMutableBufferPointer { scratch in
+                tickWork.withUnsafeBufferPointer { work in
+                    _ = UnsafeMutableBufferPointer(rebasing: scratch[..<filled]).update(fromContentsOf: work[..<filled])
+                }
+                scratch[..<filled].sort()
+                // Nearest rank: the smallest value with at least q of the window at or below it.
+                func rank(_ q: Double) -> Int { Swift.min(filled - 1, Swift.max(0, Int((q * Double(filled)).rounded(.up)) - 1)) }
+                times.p50 = scratch[rank(0.5)]
+                times.p90 = scratch[rank(0.9)]
+                times.p99 = scratch[rank(0.99)]
+                times.max = scratch[filled - 1]
+            }
+        }
+        counters.tickTimes = times
     }
 
     private func reportLevels() {

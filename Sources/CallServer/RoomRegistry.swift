@@ -108,6 +108,8 @@ struct RoomRegistry {
     func room(_ id: CallRoomID) -> Room? { rooms[id] }
 
     var participantCount: Int { rooms.values.reduce(0) { $0 + $1.participants.count } }
+    /// Open signalling connections, joined or not.
+    var connectionCount: Int { connections.count }
 
     /// Checks an API token for an action on `room` (nil: on the server, e.g. creating a room).
     func authorize(_ token: String?, room: CallRoomID?, moderator: Bool, now: Int) throws(CallError) -> AccessToken {

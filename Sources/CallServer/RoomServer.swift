@@ -101,6 +101,9 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
     public var rtpPort: Int { media.port }
     /// Counters of the media plane.
     public var mediaStatistics: MediaStatistics { media.statistics }
+    /// Seconds the media loop's 10 ms clock is behind the wall clock (0 when on time; large when its
+    /// thread is stalled or not started).
+    public var mediaLoopBehind: Double { media.secondsBehind }
     /// Audio hops (10 ms of one participant) the recording dropped because its writer was behind.
     public var droppedRecordingHops: Int { recorder?.droppedHops ?? 0 }
 

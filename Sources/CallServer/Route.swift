@@ -2,8 +2,12 @@ import CallProtocol
 
 /// One call of the HTTP API (docs/call.md, "HTTP API"), read from a request's method and path.
 enum Route: Equatable, Sendable {
-    /// `GET /v1/health`
+    /// `GET /v1/health`: the process answers (liveness).
     case health
+    /// `GET /v1/ready`: 200 while the media loop keeps its clock, 503 otherwise (readiness).
+    case ready
+    /// `GET /metrics`: Prometheus text format.
+    case metrics
     /// `POST /v1/rooms`
     case createRoom
     /// `GET /v1/rooms/{id}`
@@ -24,6 +28,8 @@ enum Route: Equatable, Sendable {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         switch (method == "HEAD" ? "GET" : method, parts.first, parts.dropFirst().first, parts.count) {
         case ("GET", "v1", "health", 2): self = .health
+        case ("GET", "v1", "ready", 2): self = .ready
+        case ("GET", "metrics", nil, 1): self = .metrics
         case ("POST", "v1", "rooms", 2): self = .createRoom
         case ("GET", "v1", "rooms", 3): self = .room(CallRoomID(parts[2]))
         case ("DELETE", "v1", "rooms", 3): self = .deleteRoom(CallRoomID(parts[2]))

@@ -1,4 +1,6 @@
 import CallServer
+import Foundation
+import TestSupport
 import CallTransport
 import Testing
 
@@ -54,5 +56,78 @@ import Testing
         defer { server.stop() }
         let answer = Self.addIngest(source: source, to: server)
         #expect(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
+    }
+}
+
+/// `GET /metrics` (Prometheus text format) and `GET /v1/ready`.
+@Suite struct MetricsTests {
+    static let python = "/usr/bin/python3"
+    /// Debian's python3-prometheus-client (tools/install-deps.sh) in the system Python; tools/test.sh
+    /// runs the test without it, and fails.
+    static var hasParser: Bool {
+        if ProcessInfo.processInfo.environment["ACTIVESPEAKER_ALL_TESTS"] == "1" { return true }
+        return FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/prometheus_client/__init__.py")
+    }
+
+    /// The page parses with the Prometheus client's own parser, and says what the server holds.
+    @Test(.enabled(if: hasParser, "no python3-prometheus-client; tools/install-deps.sh installs it"))
+    func metricsParseWithPrometheusParser() async throws {
+        let server = try CallTestServer.server()
+        defer { server.stop() }
+        let peer = PeerAddress(host: "127.0.0.1", port: 50000)
+        #expect(RoomServerHTTPTests.addIngest(source: "127.0.0.1:5004", to: server).status == 201)
+        // The quantiles are taken once a second of media clock: wait for them.
+        #expect(await Waiting.until(timeout: 30) { server.mediaStatistics.tickTimes.p99 > 0 })
+        let answer = server.handle(HTTPRequest(method: "GET", path: "/metrics"), from: peer)
+        #expect(answer.status == 200)
+        #expect(answer.contentType.hasPrefix("text/plain; version=0.0.4"))
+        let page = FileManager.default.temporaryDirectory.appendingPathComponent("metrics-\(UUID().uuidString).txt")
+        try Data(answer.body).write(to: page)
+        defer { try? FileManager.default.removeItem(at: page) }
+        let script = """
+            import json, sys
+            from prometheus_client.parser import text_string_to_metric_families
+            out = {}
+            for family in text_string_to_metric_families(open(sys.argv[1]).read()):
+                for sample in family.samples:
+                    key = sample.name + ("{" + ",".join(k + "=" + v for k, v in sorted(sample.labels.items())) + "}" if sample.labels else "")
+                    out[key] = [family.type, sample.value]
+            print(json.dumps(out))
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.python)
+        process.arguments = ["-c", script, page.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let samples = try #require(try JSONSerialization.jsonObject(with: output) as? [String: [Any]])
+        func value(_ key: String) -> Double? { samples[key]?[1] as? Double }
+        func type(_ key: String) -> String? { samples[key]?[0] as? String }
+        #expect(value("activespeaker_rooms") == 1 && type("activespeaker_rooms") == "gauge")
+        #expect(value("activespeaker_participants") == 1)
+        #expect(type("activespeaker_rtp_packets_accepted_total") == "counter")
+        #expect(value("activespeaker_rtp_packets_dropped_total{reason=unknown_ssrc}") == 0)
+        #expect(value("activespeaker_recording_dropped_hops_total") == 0)
+        let median = try #require(value("activespeaker_media_tick_seconds{quantile=0.5}"))
+        let worst = try #require(value("activespeaker_media_tick_seconds{quantile=1}"))
+        #expect(type("activespeaker_media_tick_seconds{quantile=0.5}") == "summary")
+        #expect(median > 0 && median <= worst && worst < 10)
+        #expect((value("activespeaker_media_tick_seconds_count") ?? 0) >= 100)
+    }
+
+    /// Ready once the media loop's thread runs its clock (a moment after `start`), not once stopped.
+    @Test func readyWhileTheMediaLoopKeepsTime() async throws {
+        let server = try CallTestServer.server()
+        let peer = PeerAddress(host: "127.0.0.1", port: 50000)
+        #expect(await Waiting.until(timeout: 30) { server.handle(HTTPRequest(method: "GET", path: "/v1/ready"), from: peer).status == 200 })
+        let ready = server.handle(HTTPRequest(method: "GET", path: "/v1/ready"), from: peer)
+        #expect(String(decoding: ready.body, as: UTF8.self).hasPrefix(#"{"mediaBehindSeconds":"#))
+        server.stop()
+        let stopped = server.handle(HTTPRequest(method: "GET", path: "/v1/ready"), from: peer)
+        #expect(stopped.status == 503)
+        #expect(String(decoding: stopped.body, as: UTF8.self) == #"{"mediaBehindSeconds":null,"ready":false}"#)
     }
 }

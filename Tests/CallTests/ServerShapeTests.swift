@@ -11,6 +11,8 @@ import Testing
     @Test(arguments: [
         ("GET", "/v1/health", Route.health),
         ("HEAD", "/v1/health", .health),
+        ("GET", "/v1/ready", .ready),
+        ("GET", "/metrics", .metrics),
         ("POST", "/v1/rooms", .createRoom),
         ("POST", "/v1/rooms/", .createRoom),
         ("GET", "/v1/rooms/standup", .room("standup")),

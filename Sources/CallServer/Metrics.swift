@@ -1,0 +1,77 @@
+/// The server's metrics in the Prometheus text format (version 0.0.4), for `GET /metrics`.
+struct Metrics {
+    var rooms: Int
+    var participants: Int
+    var connections: Int
+    var media: MediaStatistics
+    var droppedRecordingHops: Int
+
+    /// One family: its help and type lines, then its samples (`labels` without braces, or empty).
+    private struct Family {
+        var name: String
+        var help: String
+        var type: String
+        var samples: [(labels: String, value: Double)]
+    }
+
+    var text: String {
+        let drops: [(String, Int)] = [
+            ("unknown_ssrc", media.unknownSSRC), ("wrong_source", media.wrongSource), ("muted", media.muted),
+            ("malformed", media.malformed), ("from_self", media.fromSelf), ("oversized", media.oversized),
+            ("over_budget", media.overBudget),
+        ]
+        let tick = media.tickTimes
+        let families = [
+            Family(name: "activespeaker_rooms", help: "Rooms open.", type: "gauge", samples: [("", Double(rooms))]),
+            Family(name: "activespeaker_participants", help: "Participants in all rooms.", type: "gauge", samples: [("", Double(participants))]),
+            Family(
+                name: "activespeaker_signalling_connections", help: "Open signalling WebSocket connections.", type: "gauge",
+                samples: [("", Double(connections))]),
+            Family(
+                name: "activespeaker_rtp_packets_accepted_total", help: "RTP packets accepted from bound publishers.", type: "counter",
+                samples: [("", Double(media.accepted))]),
+            Family(
+                name: "activespeaker_rtp_packets_forwarded_total", help: "RTP packet copies sent to other members.", type: "counter",
+                samples: [("", Double(media.forwarded))]),
+            Family(
+                name: "activespeaker_rtp_packets_dropped_total", help: "RTP packets dropped, by reason.", type: "counter",
+                samples: drops.map { (#"reason=""# + $0.0 + #"""#, Double($0.1)) }),
+            Family(
+                name: "activespeaker_rtp_send_failures_total", help: "Forwarded copies the kernel refused.", type: "counter",
+                samples: [("", Double(media.sendFailures))]),
+            Family(
+                name: "activespeaker_media_tick_seconds",
+                help: "Work of one 10 ms media tick (decoding, engine, events); quantiles over the last 1000 ticks.",
+                type: "summary",
+                samples: [
+                    (#"quantile="0.5""#, tick.p50), (#"quantile="0.9""#, tick.p90), (#"quantile="0.99""#, tick.p99),
+                    (#"quantile="1""#, tick.max),
+                ]),
+            Family(
+                name: "activespeaker_media_ticks_late_total", help: "Ticks that started more than 10 ms after they were due.",
+                type: "counter", samples: [("", Double(media.lateTicks))]),
+            Family(
+                name: "activespeaker_recording_dropped_hops_total",
+                help: "10 ms hops the recording dropped because its writer was behind.", type: "counter",
+                samples: [("", Double(droppedRecordingHops))]),
+        ]
+        var lines: [String] = []
+        for family in families {
+            lines.append("# HELP \(family.name) \(family.help)")
+            lines.append("# TYPE \(family.name) \(family.type)")
+            for sample in family.samples {
+                lines.append(family.name + (sample.labels.isEmpty ? "" : "{\(sample.labels)}") + " " + Self.number(sample.value))
+            }
+            if family.type == "summary" {
+                lines.append("\(family.name)_sum \(Self.number(tick.sum))")
+                lines.append("\(family.name)_count \(tick.count)")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Whole numbers without a fraction, others as Swift writes doubles (both valid Prometheus floats).
+    private static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+}
