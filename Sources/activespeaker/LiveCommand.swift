@@ -7,7 +7,7 @@ import Synchronization
 struct LiveCommand: Command {
     static let name = "live"
     static let summary = "Follow who is speaking, live, from ALSA capture devices."
-    static let synopsis = "live --device NAME [--channels LIST | --id ...] [options]\n       activespeaker live --list-devices"
+    static let synopsis = "live --device NAME [--channels LIST | --id ID=[DEVICE:]CHANNEL...] [options]\n       activespeaker live --list-devices"
 
     static let overview = """
         Records from one or more ALSA devices (any PCM name: default, hw:1,0,
