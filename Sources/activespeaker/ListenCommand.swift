@@ -88,6 +88,7 @@ struct ListenCommand: Command {
     init(_ options: ParsedOptions) throws(CommandError) {
         addresses = options.all("udp")
         if addresses.isEmpty { throw .usage("no address given (--udp HOST:PORT)") }
+        for address in addresses { try Self.checkSyntax(address) }
         let modeText = options.value("mode") ?? "decode"
         guard let mode = RTPStreamReceiver.Mode(rawValue: modeText) else { throw .usage("--mode \(modeText): expected decode or levels") }
         self.mode = mode
@@ -219,6 +220,27 @@ struct ListenCommand: Command {
             try room.output.writeLine(line)
         }
         try room.output.finish()
+    }
+
+    /// Refuses an `--udp` value that is not `HOST:PORT` / `[IPV6]:PORT` with a port 0-65535, as a
+    /// command-line mistake. Whether the host exists is found out when binding.
+    static func checkSyntax(_ address: String) throws(CommandError) {
+        let expected = "expected HOST:PORT (IPv6 as [ADDRESS]:PORT)"
+        let port: Substring
+        if address.hasPrefix("[") {
+            guard let close = address.firstIndex(of: "]"), address[close...].hasPrefix("]:") else {
+                throw .usage("--udp \(address): \(expected)")
+            }
+            port = address[address.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = address.lastIndex(of: ":"), colon != address.startIndex,
+                address[..<colon].firstIndex(of: ":") == nil
+            else { throw .usage("--udp \(address): \(expected)") }
+            port = address[address.index(after: colon)...]
+        }
+        guard !port.isEmpty, port.allSatisfy(\.isASCII), port.allSatisfy(\.isNumber), let number = Int(port), number <= 65535 else {
+            throw .usage("--udp \(address): the port must be a number 0-65535")
+        }
     }
 
     static func hex(_ ssrc: UInt32) -> String {

@@ -154,6 +154,9 @@ struct ListenTests {
         ["listen", "--udp", "127.0.0.1:5004", "--extmap-audio-level", "0"],
         ["listen", "--udp", "127.0.0.1:5004", "--ssrc", "alice"], ["listen", "--udp", "127.0.0.1:5004", "--ssrc", "a=0xZZ"],
         ["listen", "--udp", "127.0.0.1:5004", "--jitter", "5000"],
+        // Not HOST:PORT, or a port out of range: command-line mistakes too, not bind failures.
+        ["listen", "--udp", "127.0.0.1:80000"], ["listen", "--udp", "[::1]:65536"], ["listen", "--udp", "127.0.0.1:-1"],
+        ["listen", "--udp", "127.0.0.1"], ["listen", "--udp", "::1:5004"], ["listen", "--udp", "127.0.0.1:0x10"],
     ])
     func usageErrors(arguments: [String]) throws {
         let result = try CLI.run(arguments)
@@ -163,9 +166,13 @@ struct ListenTests {
     }
 
     @Test func unusableAddressesAreClearErrors() throws {
-        let bad = try CLI.run(["listen", "--udp", "127.0.0.1", "--duration", "1"])
-        #expect(bad.status == 1)
-        #expect(bad.errorLines == ["activespeaker: 127.0.0.1: invalid address: expected HOST:PORT (IPv6 as [ADDRESS]:PORT)"])
+        let bad = try CLI.run(["listen", "--udp", "127.0.0.1:80000", "--duration", "1"])
+        #expect(bad.status == 64)
+        #expect(bad.errorLines == [
+            "activespeaker: --udp 127.0.0.1:80000: the port must be a number 0-65535; see 'activespeaker listen --help'"
+        ])
+        let unknown = try CLI.run(["listen", "--udp", "no-such-host.invalid:5004", "--duration", "1"])
+        #expect(unknown.status == 1, "\(unknown.stderr)")
         let first = try LiveRunner.Running(["listen", "--udp", "127.0.0.1:0", "--duration", "3"])
         let taken = try #require(first.receivingAddresses().first, "\(first.stderr)")
         let second = try CLI.run(["listen", "--udp", taken, "--duration", "1"])
