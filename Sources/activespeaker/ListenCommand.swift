@@ -217,7 +217,10 @@ struct ListenCommand: Command {
             line.add("ignored", ignored)
             line.add("streams", streams)
             line.add("cpuSeconds", Self.cpuSeconds() - cpuAtStart, decimals: 3)
-            try room.output.writeLine(line)
+            let lost = room.streamStatistics.reduce(0) { $0 + $1.1.lost }
+            let cpu = JSONLine.fixed(Self.cpuSeconds() - cpuAtStart, decimals: 3)
+            try room.output.writeLine(
+                line, note: "stats: \(packets) packets, \(malformed.values.reduce(0, +)) malformed, \(lost) lost, CPU \(cpu) s")
         }
         try room.output.finish()
     }

@@ -306,7 +306,10 @@ struct LiveCommand: Command {
             line.add("type", "stats")
             line.add("duration", engine.time, decimals: 3)
             line.add("devices", devicesLine)
-            try output.writeLine(line)
+            let perDevice = captures.map {
+                "\($0.format.device) \($0.framesRead) frames, \($0.overruns) overruns, \($0.droppedHops) dropped hops"
+            }
+            try output.writeLine(line, note: "stats: \(JSONLine.fixed(engine.time, decimals: 3)) s; " + perDevice.joined(separator: "; "))
         }
         try output.finish()
         if let failure { throw .failure(failure.error.description) }
