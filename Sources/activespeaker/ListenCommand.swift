@@ -43,7 +43,12 @@ struct ListenCommand: Command {
         .value("jitter", "MS", help: "Jitter-buffer delay (default 60)."),
         .value("duration", "SECONDS", help: "Stop after this long (default: until Ctrl-C)."),
         .value("levels", "MS", help: "Every MS milliseconds, write the levels."),
-        .value("config", "FILE.json|KEY=VALUE", repeatable: true, help: "Engine settings, as for detect (decode mode)."),
+        .value("config", "FILE.json|KEY=VALUE", repeatable: true, help: """
+            Engine settings, as for detect. In levels mode the
+            keys that act on levels apply (vad.levelSNR,
+            vad.minimumLevel, vad.onset*, vad.hangover,
+            leakage.*, selection.*); see docs/live.md.
+            """),
         .flag("json", help: "Write JSON Lines even on a terminal."),
         .flag("stats", help: """
             End with a stats line: packets, malformed
