@@ -17,6 +17,26 @@ import Testing
             .joined(separator: " ")
     }
 
+    /// README's table of `detect` options lists every option `detect --help` has (it missed --policy).
+    @Test func theReadmeDocumentsEveryDetectOption() throws {
+        let readme = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("README.md"),
+            encoding: .utf8)
+        let start = try #require(readme.range(of: "## `activespeaker detect`"))
+        let end = readme.range(of: "\n## ", range: start.upperBound..<readme.endIndex)?.lowerBound ?? readme.endIndex
+        let section = readme[start.upperBound..<end]
+        let help = try CLI.run(["detect", "--help"]).lines
+        let options = help.compactMap { line -> String? in
+            guard let match = line.firstMatch(of: #/^  (?:-\w, )?(--[a-z-]+)/#) else { return nil }
+            return String(match.1)
+        }
+        #expect(options.count > 10, "\(options)")
+        for option in options {
+            #expect(section.contains("`\(option)"), "README's detect section documents \(option)")
+        }
+    }
+
     @Test func theTopLevelListsEveryCommand() throws {
         let listed = try Self.listedCommands()
         #expect(Set(listed).isSuperset(of: ["detect", "eval", "live", "listen", "features", "serve", "token", "join"]), "\(listed)")
