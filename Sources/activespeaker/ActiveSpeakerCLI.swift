@@ -98,6 +98,10 @@ enum ActiveSpeakerCLI {
 
             Run 'activespeaker <command> --help' for the options of a command.
 
+            EXIT STATUS: 0 success; 1 a failure that one line on standard error explains
+            (unusable input, output, device or address; each command's help says which);
+            64 command-line error (then nothing else is done).
+
             """
         return text
     }

@@ -29,9 +29,27 @@ protocol Command: Sendable {
 extension Command {
     static var epilogue: String { "" }
 
+    /// The USAGE lines: each form of the synopsis, wrapped at spaces to `helpWidth` columns with
+    /// continuation lines indented under the command's first argument.
+    static var usage: String {
+        let prefix = "USAGE: activespeaker "
+        var text = ""
+        for (number, form) in synopsis.split(separator: "\n").enumerated() {
+            // Later forms are written `       activespeaker live …`; keep their own indentation.
+            let line = number == 0 ? prefix + form : String(form)
+            let indent = String(repeating: " ", count: prefix.count + name.count + 1)
+            let lead = String(line.prefix { $0 == " " })
+            let pieces = wrapped(
+                String(line.dropFirst(lead.count)), width: helpWidth - lead.count,
+                laterWidth: helpWidth - indent.count, keepingBrackets: true)
+            text += lead + pieces.joined(separator: "\n" + indent) + "\n"
+        }
+        return text
+    }
+
     /// The full `--help` text.
     static var help: String {
-        var text = "USAGE: activespeaker \(synopsis)\n\n"
+        var text = usage + "\n"
         if !overview.isEmpty { text += overview + "\n\n" }
         text += "OPTIONS:\n" + optionHelp(options)
         if !epilogue.isEmpty { text += "\n" + epilogue + "\n" }

@@ -13,9 +13,12 @@ struct DetectCommand: Command {
         Treats the FILEs as the participants of one room, all starting at t = 0, and
         runs the same causal engine a live call runs, 10 ms at a time. Each file is
         one stream named after the file without directory and extension (alice.wav ->
-        alice); a multichannel file gives one stream per channel (<name>-ch1,
-        <name>-ch2, ...) unless --downmix. Files may differ in length: a stream leaves
-        the room when its file ends. Events go to standard output as JSON Lines.
+        alice), or by --id; a multichannel file gives one stream per channel
+        (<name>-ch1, <name>-ch2, ...) unless --downmix. A FILE of - is standard input
+        (WAV, FLAC or Ogg, read to its end; stream stdin). Files may differ in length:
+        a stream leaves the room when its file ends. Events go to standard output as
+        JSON Lines. WAV, FLAC, Ogg Vorbis and Ogg Opus are read; convert others
+        first (ffmpeg -i talk.m4a talk.wav).
         """
 
     static let options: [OptionSpec] = [
@@ -24,7 +27,18 @@ struct DetectCommand: Command {
             as NIST RTTM (speaker = stream id). Written
             whole, and only if the run succeeds.
             """),
-        .value("name", "NAME", help: "Recording id in the RTTM file (default: detect)."),
+        .value("name", "NAME", help: """
+            Recording id in the RTTM file (default: the name
+            of the folder holding the FILEs, as a meeting's
+            reference RTTM names it; detect if they are in
+            different folders or only - is given).
+            """),
+        .value("id", "NAME", repeatable: true, help: """
+            Name the streams: one --id per FILE, in the
+            order of the FILEs (a multichannel file gives
+            NAME-ch1, ...). With --rttm a name, like a file
+            name, must not contain a space (an RTTM field).
+            """),
         .flag("summary", help: """
             After the events, write talk-time statistics:
             one JSON line, or a table on a terminal.
@@ -98,6 +112,8 @@ struct DetectCommand: Command {
         """
 
     let files: [String]
+    /// The stream names of `--id`, one per file, or nil.
+    let names: [String]?
     let rttmPath: String?
     let recordingName: String
     let summary: Bool
@@ -112,8 +128,22 @@ struct DetectCommand: Command {
 
     init(_ options: ParsedOptions) throws(CommandError) {
         files = options.positionals
+        if files.filter({ $0 == AudioInputs.standardInput }).count > 1 {
+            throw .usage("- (standard input) given more than once")
+        }
+        let names = options.all("id")
+        if !names.isEmpty {
+            guard names.count == files.count else {
+                throw .usage("\(names.count) --id for \(files.count) FILEs: give one --id per FILE, in order")
+            }
+            if let empty = names.first(where: \.isEmpty) { throw .usage("--id '\(empty)': a name cannot be empty") }
+            if let twice = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
+                throw .usage("--id \(twice) given twice")
+            }
+        }
+        self.names = names.isEmpty ? nil : names
         rttmPath = options.value("rttm")
-        recordingName = options.value("name") ?? "detect"
+        recordingName = options.value("name") ?? Self.defaultRecordingName(files)
         guard !recordingName.isEmpty, !recordingName.contains(where: \.isWhitespace) else {
             throw .usage("--name must be a non-empty word without spaces (it is an RTTM field)")
         }
@@ -221,23 +251,30 @@ struct DetectCommand: Command {
         return milliseconds / 10
     }
 
+    /// The RTTM recording id when `--name` is not given: the name of the folder that holds every FILE
+    /// (the meeting folder, which names the meeting in its reference RTTM files), spaces made `_`;
+    /// `detect` when the FILEs are in different folders or only standard input is read.
+    static func defaultRecordingName(_ files: [String]) -> String {
+        let folders = Set(files.filter { $0 != AudioInputs.standardInput }.map {
+            URL(fileURLWithPath: $0).standardizedFileURL.deletingLastPathComponent().path
+        })
+        guard folders.count == 1, let folder = folders.first, folder != "/" else { return "detect" }
+        let name = URL(fileURLWithPath: folder).lastPathComponent
+        return String(name.map { $0.isWhitespace ? "_" : $0 })
+    }
+
     /// Decodes every file at the engine's rate, mapping decoding errors to one-line failures.
-    static func decode(_ paths: [String], downmix: Bool) throws(CommandError) -> [DecodedStream] {
-        do {
-            return try loadStreams(paths: paths, sampleRate: AnalysisFormat.sampleRate, downmix: downmix)
-        } catch let error as SpeakerIOError {
-            throw .failure(error.description)
-        } catch {
-            throw .failure("\(error)")
-        }
+    static func decode(_ paths: [String], names: [String]? = nil, downmix: Bool) throws(CommandError) -> [DecodedStream] {
+        try AudioInputs.decode(paths, names: names, downmix: downmix)
     }
 
     /// Decodes every file before anything is written, so a bad file leaves no output at all.
     private func load() throws(CommandError) -> [ReplayStream] {
-        let decoded = try Self.decode(files, downmix: downmix)
+        let decoded = try Self.decode(files, names: names, downmix: downmix)
         if rttmPath != nil, let stream = decoded.first(where: { $0.id.contains(where: \.isWhitespace) || $0.id.isEmpty }) {
             throw .failure(
-                "\(stream.sourcePath): stream id \"\(stream.id)\" cannot be an RTTM speaker (it contains a space); rename the file")
+                "\(stream.sourcePath): stream id \"\(stream.id)\" cannot be an RTTM speaker (it contains a space); "
+                    + "rename the file or name the stream with --id")
         }
         return decoded.map { ReplayStream(id: $0.id, samples: $0.samples) }
     }

@@ -1,13 +1,14 @@
 import CallClient
 import CallProtocol
 import Foundation
+import SpeakerIO
 import Synchronization
 
 /// `activespeaker join`: a client of the room server that prints the meeting's events.
 struct JoinCommand: Command {
     static let name = "join"
     static let summary = "Join a room of 'serve' with a microphone and print its events."
-    static let synopsis = "join --server ws[s]://HOST:PORT --room ID --token T [--mic FILE|alsa:NAME|none] [options]"
+    static let synopsis = "join --server URL --room ID --token TOKEN [--mic FILE|alsa:NAME|none] [options]"
     static let overview = """
         A client built on the CallClient SDK: joins the room, publishes the
         microphone as Opus/RTP, receives the others' audio, and prints every
@@ -40,28 +41,39 @@ struct JoinCommand: Command {
         .flag("muted", help: "Join with the microphone muted."),
         .flag("webcam", help: "Join with the (signalled) video on."),
         .value("duration", "SECONDS", help: "Leave after this long (default: at the file's end, or Ctrl-C)."),
-        .flag("levels", help: "Also print the audio-levels events (every 200 ms)."),
+        .value("levels", "MS", help: """
+            Every MS milliseconds (a multiple of 10), print the
+            audio levels: the server sends them every 200 ms,
+            so MS under 200 prints each one.
+            """),
     ]
     static let epilogue = """
         OUTPUT (JSON Lines; t = seconds since joining):
-          {"t":0.012,"type":"joined","participant":"alice","participants":["alice","bob"]}
+          {"t":0.012,"type":"joined","participant":"alice",
+            "participants":["alice","bob"]}
           {"t":1.310,"type":"speaker-changed","participant":"bob"}   (null: nobody)
           {"t":…,"type":"participant-joined","participant":"carol","name":"Carol"}
           {"t":…,"type":"participant-left","participant":"carol","reason":"left"}
           {"t":…,"type":"mic-muted","participant":"bob","muted":true}
-          {"t":…,"type":"stream-enabled"|"stream-disabled","participant":…,"kind":"audio"}
-          {"t":…,"type":"speaking-while-muted"}  {"t":…,"type":"message","from":…,"text":…}
+          {"t":…,"type":"stream-enabled"|"stream-disabled","participant":…,
+            "kind":"audio"}
+          {"t":…,"type":"speaking-while-muted"}
+          {"t":…,"type":"message","from":…,"text":…}
+          {"t":…,"type":"audio-levels","levels":{"alice":-23.0,"bob":-61.5}}
           {"t":…,"type":"error","code":4004,"message":"room demo is full"}
-          {"t":…,"type":"left","packets":{"bob":512}}  (forwarded RTP packets received per participant)
+          {"t":…,"type":"left","packets":{"bob":512}}
+            (forwarded RTP packets received per participant)
 
         EXIT STATUS: 0 after leaving; 1 if joining fails (the error line says why:
         invalid token 4001, expired 4002, room not found 4003, room full 4004,
-        network 3001); 64 usage.
+        network 3001) or the microphone cannot be opened (no microphone 3059,
+        device failed 3002; nothing is joined); 64 command-line error.
         """
 
     let configuration: MeetingConfiguration
     let duration: Double?
-    let printsLevels: Bool
+    /// Seconds between printed audio-levels lines, or nil to print none.
+    let levelInterval: Double?
 
     init(_ options: ParsedOptions) throws(CommandError) {
         guard let server = options.value("server") else { throw .usage("missing --server ws://HOST:PORT") }
@@ -112,20 +124,42 @@ struct JoinCommand: Command {
             guard let value = Double(text), value > 0 else { throw .usage("--duration \(text): expected seconds > 0") }
             return value
         } ?? fileLength
-        printsLevels = options.has("levels")
+        levelInterval = try LiveOptions.levelTicks(options.value("levels")).map { Double($0) / 100 }
         if !options.positionals.isEmpty { throw .usage("unexpected argument \(options.positionals[0])") }
     }
 
     func run() throws(CommandError) {
-        let output = LineOutput()
-        let meeting = Meeting(configuration: configuration)
+        let output = LineOutput(command: Self.name)
         let start = Date()
-        let printsLevels = self.printsLevels
+        var configuration = self.configuration
+        if case .device(let name) = configuration.microphone {
+            do throws(MeetingError) {
+                configuration.microphone = .device(try Self.checkMicrophone(name))
+            } catch {
+                var line = JSONLine()
+                line.add("t", Date().timeIntervalSince(start), decimals: 3)
+                line.add("type", "error")
+                line.add("code", error.code.rawValue)
+                line.add("message", error.message)
+                output.write(line.rendered)
+                throw .failure("join: \(error)")
+            }
+        }
+        let meeting = Meeting(configuration: configuration)
+        let levelInterval = self.levelInterval
         let printer = Thread {
             let semaphore = DispatchSemaphore(value: 0)
             Task {
+                var lastLevels = -Double.infinity
                 for await event in meeting.events {
-                    if let line = Self.line(for: event, meeting: meeting, time: Date().timeIntervalSince(start), levels: printsLevels) {
+                    let time = Date().timeIntervalSince(start)
+                    var levels = false
+                    if case .audioLevels = event, let levelInterval {
+                        // The server's 200 ms arrive with jitter: half a period of slack.
+                        levels = time - lastLevels >= levelInterval - Self.levelPeriod / 2
+                        if levels { lastLevels = time }
+                    }
+                    if let line = Self.line(for: event, meeting: meeting, time: time, levels: levels) {
                         output.write(line)
                     }
                 }
@@ -168,6 +202,26 @@ struct JoinCommand: Command {
         line.add("type", "left")
         line.add("packets", counts)
         output.write(line.rendered)
+    }
+
+    /// How often the server sends audio levels, in seconds.
+    static let levelPeriod = 0.2
+
+    /// Opens the ALSA microphone `name` (nil: the first one alsa-lib lists) and closes it again, so
+    /// that one that cannot be opened stops `join` before it joins rather than leaving it in the room
+    /// without a microphone.
+    /// - Returns: The device's name.
+    /// - Throws: `MeetingError` 3059 when there is no microphone, 3002 when it cannot be opened.
+    static func checkMicrophone(_ name: String?) throws(MeetingError) -> String {
+        guard let device = name ?? AudioDevices.list().first(where: \.canCapture)?.name else {
+            throw MeetingError(code: .noMicrophoneFound, "no microphone device found; give --mic FILE, alsa:NAME or none")
+        }
+        do {
+            _ = try ALSAMicrophone(device: device)
+        } catch {
+            throw MeetingError(code: .audioDeviceFailed, "microphone alsa:\(device) cannot be opened: \(error)")
+        }
+        return device
     }
 
     static func line(for event: MeetingEvent, meeting: Meeting, time: Double, levels: Bool) -> String? {

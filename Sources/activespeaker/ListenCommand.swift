@@ -43,7 +43,12 @@ struct ListenCommand: Command {
         .value("jitter", "MS", help: "Jitter-buffer delay (default 60)."),
         .value("duration", "SECONDS", help: "Stop after this long (default: until Ctrl-C)."),
         .value("levels", "MS", help: "Every MS milliseconds, write the levels."),
-        .value("config", "FILE.json|KEY=VALUE", repeatable: true, help: "Engine settings, as for detect (decode mode)."),
+        .value("config", "FILE.json|KEY=VALUE", repeatable: true, help: """
+            Engine settings, as for detect. In levels mode the
+            keys that act on levels apply (vad.levelSNR,
+            vad.minimumLevel, vad.onset*, vad.hangover,
+            leakage.*, selection.*); see docs/live.md.
+            """),
         .flag("json", help: "Write JSON Lines even on a terminal."),
         .flag("stats", help: """
             End with a stats line: packets, malformed
@@ -88,6 +93,7 @@ struct ListenCommand: Command {
     init(_ options: ParsedOptions) throws(CommandError) {
         addresses = options.all("udp")
         if addresses.isEmpty { throw .usage("no address given (--udp HOST:PORT)") }
+        for address in addresses { try Self.checkSyntax(address) }
         let modeText = options.value("mode") ?? "decode"
         guard let mode = RTPStreamReceiver.Mode(rawValue: modeText) else { throw .usage("--mode \(modeText): expected decode or levels") }
         self.mode = mode
@@ -216,9 +222,33 @@ struct ListenCommand: Command {
             line.add("ignored", ignored)
             line.add("streams", streams)
             line.add("cpuSeconds", Self.cpuSeconds() - cpuAtStart, decimals: 3)
-            try room.output.writeLine(line)
+            let lost = room.streamStatistics.reduce(0) { $0 + $1.1.lost }
+            let cpu = JSONLine.fixed(Self.cpuSeconds() - cpuAtStart, decimals: 3)
+            try room.output.writeLine(
+                line, note: "stats: \(packets) packets, \(malformed.values.reduce(0, +)) malformed, \(lost) lost, CPU \(cpu) s")
         }
         try room.output.finish()
+    }
+
+    /// Refuses an `--udp` value that is not `HOST:PORT` / `[IPV6]:PORT` with a port 0-65535, as a
+    /// command-line mistake. Whether the host exists is found out when binding.
+    static func checkSyntax(_ address: String) throws(CommandError) {
+        let expected = "expected HOST:PORT (IPv6 as [ADDRESS]:PORT)"
+        let port: Substring
+        if address.hasPrefix("[") {
+            guard let close = address.firstIndex(of: "]"), address[close...].hasPrefix("]:") else {
+                throw .usage("--udp \(address): \(expected)")
+            }
+            port = address[address.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = address.lastIndex(of: ":"), colon != address.startIndex,
+                address[..<colon].firstIndex(of: ":") == nil
+            else { throw .usage("--udp \(address): \(expected)") }
+            port = address[address.index(after: colon)...]
+        }
+        guard !port.isEmpty, port.allSatisfy(\.isASCII), port.allSatisfy(\.isNumber), let number = Int(port), number <= 65535 else {
+            throw .usage("--udp \(address): the port must be a number 0-65535")
+        }
     }
 
     static func hex(_ ssrc: UInt32) -> String {

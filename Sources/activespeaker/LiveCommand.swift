@@ -7,7 +7,7 @@ import Synchronization
 struct LiveCommand: Command {
     static let name = "live"
     static let summary = "Follow who is speaking, live, from ALSA capture devices."
-    static let synopsis = "live --device NAME [--channels LIST | --id ...] [options]\n       activespeaker live --list-devices"
+    static let synopsis = "live --device NAME [--channels LIST | --id ID=[DEVICE:]CHANNEL...] [options]\n       activespeaker live --list-devices"
 
     static let overview = """
         Records from one or more ALSA devices (any PCM name: default, hw:1,0,
@@ -306,7 +306,10 @@ struct LiveCommand: Command {
             line.add("type", "stats")
             line.add("duration", engine.time, decimals: 3)
             line.add("devices", devicesLine)
-            try output.writeLine(line)
+            let perDevice = captures.map {
+                "\($0.format.device) \($0.framesRead) frames, \($0.overruns) overruns, \($0.droppedHops) dropped hops"
+            }
+            try output.writeLine(line, note: "stats: \(JSONLine.fixed(engine.time, decimals: 3)) s; " + perDevice.joined(separator: "; "))
         }
         try output.finish()
         if let failure { throw .failure(failure.error.description) }

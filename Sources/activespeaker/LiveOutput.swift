@@ -18,6 +18,9 @@ final class LiveOutput {
     private var lastSpeechChange: [Double] = []
     private(set) var dominant: Int?
     private var ticks = 0
+    /// For the view's last drawing: the time and levels of the last tick.
+    private var lastTime = 0.0
+    private var lastLevels: [Float] = []
 
     /// - Parameters:
     ///   - view: The terminal view, or nil for JSON Lines.
@@ -59,7 +62,7 @@ final class LiveOutput {
         line.add("event", event)
         line.add("device", device)
         for (key, value) in details { value.add(to: &line, key: key) }
-        try writeLine(line)
+        try writeLine(line, note: Self.note("device \(device) \(event)", details))
     }
 
     /// A `stream` line: a stream joined (`listen`: a new SSRC).
@@ -70,7 +73,12 @@ final class LiveOutput {
         line.add("event", "added")
         line.add("stream", names[stream])
         for (key, value) in details { value.add(to: &line, key: key) }
-        try writeLine(line)
+        try writeLine(line, note: Self.note("stream \(names[stream]) added", details))
+    }
+
+    /// The view's words for a line: `device hw:1,0 opened: rate 48000, channels 2, …`.
+    private static func note(_ what: String, _ details: [(String, DetailValue)]) -> String {
+        details.isEmpty ? what : what + ": " + details.map { "\($0.0) \($0.1.text)" }.joined(separator: ", ")
     }
 
     /// A value of a `device`, `stream` or `stats` line.
@@ -84,12 +92,23 @@ final class LiveOutput {
             case .object(let value): line.add(key, value)
             }
         }
+
+        /// The value as the view shows it.
+        var text: String {
+            switch self {
+            case .text(let value): value
+            case .integer(let value): String(value)
+            case .number(let value, let decimals): JSONLine.fixed(value, decimals: decimals)
+            case .object(let value): value.rendered
+            }
+        }
     }
 
-    /// Writes a line built by the caller (device events, stats); shown on the view's status line.
-    func writeLine(_ line: JSONLine) throws(CommandError) {
+    /// Writes a line built by the caller (device events, stats); the view shows `note` on its status
+    /// line instead (words, never the JSON).
+    func writeLine(_ line: JSONLine, note: String) throws(CommandError) {
         if let view {
-            view.note(line.rendered)
+            view.note(note)
         } else {
             try writer.write(line)
         }
@@ -103,23 +122,33 @@ final class LiveOutput {
             try writer.levels(time: time, names.indices.map { (names[$0], level($0)) })
             wroteThisTick = true
         }
-        if let view, ticks % 10 == 0 {
-            view.draw(
-                time: time,
-                rows: names.indices.map { index in
-                    LiveView.Row(
-                        name: names[index], level: level(index), speaking: speaking[index],
-                        talkTime: talkTime[index] + (speaking[index] ? max(0, time - lastSpeechChange[index]) : 0),
-                        dominant: dominant == index)
-                })
+        if let view {
+            lastTime = time
+            lastLevels = names.indices.map(level)
+            if ticks % 10 == 0 { view.draw(time: time, rows: rows(at: time)) }
         }
         if wroteThisTick && view == nil { try writer.flush() }
         wroteThisTick = false
     }
 
-    /// Writes out everything and leaves the terminal tidy.
+    /// The view's rows at `time`, with the levels of the last tick.
+    private func rows(at time: Double) -> [LiveView.Row] {
+        names.indices.map { index in
+            LiveView.Row(
+                name: names[index], level: index < lastLevels.count ? lastLevels[index] : Levels.floorDBFS,
+                speaking: speaking[index],
+                talkTime: talkTime[index] + (speaking[index] ? max(0, time - lastSpeechChange[index]) : 0),
+                dominant: dominant == index)
+        }
+    }
+
+    /// Writes out everything and leaves the terminal tidy. The view is drawn once more, so that it
+    /// ends as the events end (the last utterances over, the floor released, the last note shown).
     func finish() throws(CommandError) {
-        view?.finish()
+        if let view {
+            view.draw(time: lastTime, rows: rows(at: lastTime))
+            view.finish()
+        }
         try writer.flush()
     }
 }

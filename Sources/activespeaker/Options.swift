@@ -116,23 +116,64 @@ struct ParsedOptions: Sendable {
     }
 }
 
-/// Help text for a list of options: synopses in one column, help in the next.
+/// Help text for a list of options: synopses in one column, help in the next, every line at most
+/// `helpWidth` columns (a help line too long for its column is wrapped at spaces).
 func optionHelp(_ specs: [OptionSpec]) -> String {
     let all = specs + [.flag("help", short: "h", help: "Show this help and exit.")]
     let width = min(all.map(\.synopsis.count).max() ?? 0, 28)
+    let indent = width + 4
     var text = ""
     for spec in all {
-        let lines = spec.help.split(separator: "\n", omittingEmptySubsequences: false)
+        // Help written for a narrower column keeps its line breaks; help too wide is reflowed.
+        var lines = spec.help.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if lines.contains(where: { $0.count > helpWidth - indent }) {
+            lines = wrapped(lines.joined(separator: " "), width: helpWidth - indent)
+        }
         let synopsis = "  " + spec.synopsis
         if spec.synopsis.count > width {
             text += synopsis + "\n"
-            for line in lines { text += String(repeating: " ", count: width + 4) + line + "\n" }
+            for line in lines { text += String(repeating: " ", count: indent) + line + "\n" }
         } else {
             for (number, line) in lines.enumerated() {
                 let left = number == 0 ? synopsis : ""
-                text += left.padding(toLength: width + 4, withPad: " ", startingAt: 0) + line + "\n"
+                text += left.padding(toLength: indent, withPad: " ", startingAt: 0) + line + "\n"
             }
         }
     }
     return text
+}
+
+/// The widest line of any help text: a standard terminal.
+let helpWidth = 80
+
+/// `text` broken at spaces into lines of at most `width` characters (`laterWidth` for the lines
+/// after the first, if given); a word longer than that stays whole on its own line. With
+/// `keepingBrackets`, a space inside `[…]` does not break (a synopsis keeps `[--name TEXT]` on one
+/// line).
+func wrapped(_ text: String, width: Int, laterWidth: Int? = nil, keepingBrackets: Bool = false) -> [String] {
+    guard text.count > width else { return [text] }
+    var words: [String] = []
+    var depth = 0
+    for word in text.split(separator: " ") {
+        if keepingBrackets && depth > 0, let last = words.popLast() {
+            words.append(last + " " + word)
+        } else {
+            words.append(String(word))
+        }
+        if keepingBrackets { depth += word.filter { $0 == "[" }.count - word.filter { $0 == "]" }.count }
+    }
+    var lines: [String] = []
+    var line = ""
+    for word in words {
+        if line.isEmpty {
+            line = String(word)
+        } else if line.count + 1 + word.count <= (lines.isEmpty ? width : laterWidth ?? width) {
+            line += " " + word
+        } else {
+            lines.append(line)
+            line = String(word)
+        }
+    }
+    if !line.isEmpty { lines.append(line) }
+    return lines
 }

@@ -10,7 +10,7 @@ import Synchronization
 struct ServeCommand: Command {
     static let name = "serve"
     static let summary = "Run the room server: rooms, signalling, RTP forwarding, dashboard."
-    static let synopsis = "serve [--listen HOST:PORT] [--rtp HOST:PORT] [--secret S] [--room ID]... [options]"
+    static let synopsis = "serve [--listen HOST:PORT] [--rtp HOST:PORT] [--secret TEXT] [--room ID]... [options]"
 
     static let overview = """
         Hosts rooms in memory. Clients join over a WebSocket (/v1/signal), publish
@@ -60,7 +60,8 @@ struct ServeCommand: Command {
         OUTPUT: one JSON line per server event on standard output:
           {"type":"listening","http":8080,"rtp":40000,"tls":false}  (true: https, wss)
           {"type":"room-opened","room":"standup"}
-          {"type":"participant-joined","room":"standup","participant":"alice","ssrc":123}
+          {"type":"participant-joined","room":"standup","participant":"alice",
+            "ssrc":123}
           {"type":"speaker-changed","room":"standup","participant":"alice","t":3.21}
           {"type":"participant-left",…}  {"type":"mic-muted",…}  {"type":"error",…}
         and at the end {"type":"stats",…} with the media counters. If standard output
@@ -69,22 +70,28 @@ struct ServeCommand: Command {
 
         EXAMPLE:
           activespeaker serve --room demo --secret my-secret-of-16-chars
-          activespeaker token --secret my-secret-of-16-chars --room demo --participant alice
-          activespeaker join --server ws://127.0.0.1:8080 --room demo --token T --mic alice.wav
+          activespeaker token --secret my-secret-of-16-chars --room demo \\
+              --participant alice
+          activespeaker join --server ws://127.0.0.1:8080 --room demo \\
+              --token TOKEN --mic alice.wav
           With TLS: serve --tls-cert server.pem --tls-key server.key …, then
           join --server wss://HOST:8080 --ca ca.pem … (docs/call.md, TLS).
 
-        EXIT STATUS: 0 after Ctrl-C or --duration; 1 if a port cannot be bound or a
-        TLS file cannot be used; 64 usage.
+        EXIT STATUS: 0 after Ctrl-C or --duration; 1 if a port cannot be bound (one
+        line on standard error, e.g. "cannot listen on 127.0.0.1:8080: address in
+        use") or a TLS file cannot be used; 64 command-line error.
         """
 
     let configuration: RoomServerConfiguration
+    /// `--listen` as given, for messages.
+    let listenAddress: String
     let duration: Double?
     let printsSecret: Bool
 
     init(_ options: ParsedOptions) throws(CommandError) {
         var configuration = RoomServerConfiguration()
         let listen = options.value("listen") ?? "127.0.0.1:8080"
+        listenAddress = listen
         guard let address = SocketAddress(listen) else {
             throw .usage("--listen \(listen): expected HOST:PORT ([IPv6]:PORT) with a port 0-65535 and a known host")
         }
@@ -150,7 +157,12 @@ struct ServeCommand: Command {
     }
 
     func run() throws(CommandError) {
-        let output = LineOutput()
+        let output = LineOutput(command: Self.name)
+        // libwebsockets reports a busy port as "ERROR on binding fd 6 to port 8080 (-1 98)": try the
+        // address first, to say what is wrong in words.
+        if configuration.port != 0, let reason = Self.bindFailure(host: configuration.host, port: configuration.port) {
+            throw .failure("serve: cannot listen on \(listenAddress): \(reason)")
+        }
         let server: RoomServer
         do {
             server = try RoomServer(configuration: configuration) { line in output.write(line) }
@@ -188,14 +200,51 @@ struct ServeCommand: Command {
     }
 }
 
+extension ServeCommand {
+    /// Why a TCP socket cannot listen on `host`:`port` now (`address in use`, …), or nil if one can
+    /// (or the host does not resolve: the server then says so itself). Binds with `SO_REUSEADDR`, as
+    /// libwebsockets does, and closes the socket again.
+    static func bindFailure(host: String, port: Int) -> String? {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &list) == 0, let info = list?.pointee else { return nil }
+        defer { freeaddrinfo(list) }
+        let descriptor = socket(info.ai_family, info.ai_socktype, info.ai_protocol)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var on: Int32 = 1
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        if bind(descriptor, info.ai_addr, info.ai_addrlen) == 0 { return nil }
+        switch errno {
+        case EADDRINUSE: return "address in use"
+        case EACCES: return "permission denied (ports below 1024 need privileges)"
+        case EADDRNOTAVAIL: return "not an address of this machine"
+        case let code: return String(cString: strerror(code)).lowercased()
+        }
+    }
+}
+
 /// Writes whole lines to standard output from any thread, flushing each.
 ///
-/// A server outlives the reader of its log: once standard output cannot be written (the reader of a
-/// pipe went away, as in `serve | head -n 1`, or the disk is full), the server says so once on standard
-/// error and goes on serving without the log lines.
+/// A server (or client) outlives the reader of its log: once standard output cannot be written (the
+/// reader of a pipe went away, as in `serve | head -n 1`, or the disk is full), the command says so
+/// once on standard error and goes on without the log lines.
 final class LineOutput: Sendable {
     /// True once a write failed.
     private let closed = Mutex(false)
+    /// The command that writes, named in the message: `serve` or `join`.
+    private let command: String
+    /// What the command goes on doing without its log, for the message.
+    private let goingOn: String
+
+    /// - Parameter command: The subcommand's name (`serve`, `join`).
+    init(command: String) {
+        self.command = command
+        goingOn = command == ServeCommand.name ? "serving on" : "going on"
+    }
 
     func write(_ line: String) {
         closed.withLock { closed in
@@ -204,7 +253,7 @@ final class LineOutput: Sendable {
                 try BufferedOutput.write(line + "\n", to: STDOUT_FILENO)
             } catch {
                 closed = true
-                let message = "activespeaker serve: \(Self.reason(error)); serving on without log lines\n"
+                let message = "activespeaker \(command): \(Self.reason(error)); \(goingOn) without log lines\n"
                 try? BufferedOutput.write(message, to: STDERR_FILENO)
             }
         }

@@ -5,7 +5,7 @@ import Foundation
 struct TokenCommand: Command {
     static let name = "token"
     static let summary = "Mint a signed room token (JWT, HS256) for serve/join."
-    static let synopsis = "token --secret S --room ID --participant ID [--name TEXT] [--role ROLE] [--ttl SECONDS]"
+    static let synopsis = "token --secret TEXT --room ID --participant ID [--name TEXT] [--role ROLE] [--ttl SECONDS]"
     static let overview = """
         Prints a token that admits one participant to one room (or, with --room '*',
         to the server's management API and every room). Roles: subscriber (listens),
@@ -23,6 +23,12 @@ struct TokenCommand: Command {
         .value("role", "ROLE", help: "subscriber, publisher (default) or moderator."),
         .value("ttl", "SECONDS", help: "Lifetime, 1 to 315360000 (default 3600)."),
     ]
+    static let epilogue = """
+        OUTPUT: the token (three base64url parts joined by dots) and a newline.
+
+        EXIT STATUS: 0 success; 64 command-line error (a missing or bad option, a
+        secret under 16 characters).
+        """
 
     let token: AccessToken
     let secret: TokenSecret

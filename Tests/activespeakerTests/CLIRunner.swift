@@ -53,9 +53,10 @@ enum CLI {
         return nil
     }()
 
-    /// Runs `activespeaker` with `arguments` in `directory`, standard input empty.
+    /// Runs `activespeaker` with `arguments` in `directory`, standard input read from the file `input`
+    /// (empty if nil).
     /// - Throws: if the executable is missing or cannot be started.
-    static func run(_ arguments: [String], in directory: URL? = nil) throws -> Result {
+    static func run(_ arguments: [String], in directory: URL? = nil, input: String? = nil) throws -> Result {
         let executable = try #require(
             executable, "activespeaker not found next to the test runner; build it with `swift build --product activespeaker`")
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString)")
@@ -73,7 +74,7 @@ enum CLI {
         process.executableURL = executable
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = try input.map { try FileHandle(forReadingFrom: URL(fileURLWithPath: $0)) } ?? FileHandle.nullDevice
         process.standardOutput = out
         process.standardError = err
         try process.run()

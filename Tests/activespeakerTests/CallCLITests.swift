@@ -107,6 +107,58 @@ struct CallCLITests {
         #expect((stats["unknownSSRC"] as? Int ?? 0) > 200, "\(stats)")
     }
 
+    /// `--levels MS`, as in detect, live and listen: audio-levels lines at most every MS (the server
+    /// sends them every 200 ms).
+    @Test func joinPrintsLevelsEveryMS() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let mic = directory.path("mic.wav")
+        try TestAudio.writeWAV([Synthesis.noise(seconds: 3, levelDBFS: -20, seed: 3)], to: mic)
+        let (server, http, _) = try Self.serve()
+        defer { _ = try? server.finish(timeout: 5) }
+        defer { server.interrupt() }
+        let result = try CLI.run([
+            "join", "--server", "ws://127.0.0.1:\(http)", "--room", "demo", "--token", try Self.token("levels"), "--mic", mic,
+            "--levels", "600",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let times = Self.events(result.stdout).filter { $0["type"] as? String == "audio-levels" }.compactMap { $0["t"] as? Double }
+        #expect(times.count >= 2, "\(result.stdout)")
+        let gaps = zip(times.dropFirst(), times).map { $0 - $1 }
+        #expect(gaps.allSatisfy { $0 >= 0.5 }, "\(times)")
+        for bad in ["15", "0", "x"] {
+            let usage = try CLI.run(["join", "--server", "ws://127.0.0.1:\(http)", "--room", "demo", "--token", "t", "--levels", bad])
+            #expect(usage.status == 64 && usage.stderr.contains("--levels \(bad)"), "\(usage.stderr)")
+        }
+    }
+
+    /// join's messages name join, not serve (they share the line writer).
+    @Test func joinNamesItselfWhenItsOutputFails() throws {
+        let (server, http, _) = try Self.serve()
+        defer { _ = try? server.finish(timeout: 5) }
+        defer { server.interrupt() }
+        let executable = try #require(CLI.executable)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let errors = directory.path("stderr")
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        let join = Process()
+        join.executableURL = executable
+        join.arguments = [
+            "join", "--server", "ws://127.0.0.1:\(http)", "--room", "demo", "--token", try Self.token("full"), "--mic", "none",
+            "--duration", "1",
+        ]
+        join.standardInput = FileHandle.nullDevice
+        join.standardOutput = try #require(FileHandle(forWritingAtPath: "/dev/full"))  // every write fails: ENOSPC
+        join.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+        try join.run()
+        join.waitUntilExit()
+        let stderr = try String(contentsOfFile: errors, encoding: .utf8)
+        #expect(join.terminationStatus == 0, "\(stderr)")
+        #expect(stderr.hasPrefix("activespeaker join: cannot write"), "\(stderr)")
+        #expect(!stderr.contains("serve"), "\(stderr)")
+    }
+
     @Test func joinExplainsWhyItCannotJoin() throws {
         let (server, http, _) = try Self.serve()
         defer { _ = try? server.finish(timeout: 5) }
@@ -119,6 +171,15 @@ struct CallCLITests {
         #expect(missing.status == 1 && missing.stderr.contains("(4003)"), "\(missing.stderr)")
         let badFile = try CLI.run(["join", "--server", "ws://127.0.0.1:\(http)", "--room", "demo", "--token", try Self.token("x"), "--mic", "/no/such.wav"])
         #expect(badFile.status == 1 && badFile.stderr.contains("/no/such.wav"), "\(badFile.stderr)")
+        // A microphone that cannot be opened stops join before it joins (it used to join without one).
+        let noDevice = try CLI.run([
+            "join", "--server", "ws://127.0.0.1:\(http)", "--room", "demo", "--token", try Self.token("x"),
+            "--mic", "alsa:no_such_pcm_here", "--duration", "2",
+        ])
+        #expect(noDevice.status == 1, "\(noDevice.stdout)")
+        #expect(noDevice.errorLines.count == 1 && noDevice.stderr.contains("(3002)") && noDevice.stderr.contains("no_such_pcm_here"),
+                "\(noDevice.stderr)")
+        #expect(!noDevice.stdout.contains(#""type":"joined""#), "\(noDevice.stdout)")
         let usage = try CLI.run(["join", "--room", "demo"])
         #expect(usage.status == 64)
         let badSecret = try CLI.run(["serve", "--secret", "short"])

@@ -97,6 +97,10 @@ import TestSupport
         ["detect", "--config", "vad.hangover", "FILE"],
         ["detect", "--config", "missing.json", "FILE"],
         ["detect", "--config", "nosuch.key=1", "--print-config"],
+        ["detect", "--id", "a", "FILE", "FILE"],
+        ["detect", "--id", "a", "--id", "a", "FILE", "FILE"],
+        ["detect", "--id", "", "FILE"],
+        ["detect", "-", "-"],
     ])
     func usageErrorsExitWith64(_ arguments: [String]) throws {
         let directory = try TemporaryDirectory()

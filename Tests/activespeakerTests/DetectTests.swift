@@ -85,14 +85,86 @@ import TestSupport
         #expect(try directory.contents() == ["alice.wav", "bob.wav", "out.rttm"], "no temporary file left")
     }
 
-    @Test func rttmRecordingIdDefaultsToDetect() throws {
+    /// The recording id is the meeting folder's name, as in the meeting's reference RTTM (so
+    /// pyannote.metrics pairs hypothesis and reference); a space in it becomes `_`.
+    @Test func rttmRecordingIdDefaultsToTheFolderName() throws {
         let (result, directory, _) = try runAliceAndBob(["--quiet", "--rttm", "speech.rttm"])
         defer { directory.remove() }
         #expect(result.status == 0)
         #expect(result.stdout.isEmpty, "--quiet writes no events")
         let text = try String(contentsOfFile: directory.path("speech.rttm"), encoding: .utf8)
         #expect(!text.isEmpty)
-        #expect(text.split(separator: "\n").allSatisfy { $0.hasPrefix("SPEAKER detect 1 ") })
+        let folder = directory.url.lastPathComponent
+        #expect(text.split(separator: "\n").allSatisfy { $0.hasPrefix("SPEAKER \(folder) 1 ") }, "\(text)")
+
+        let meeting = directory.url.appendingPathComponent("team meeting")
+        try FileManager.default.createDirectory(at: meeting, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: directory.path("alice.wav"), toPath: meeting.appendingPathComponent("alice.wav").path)
+        let spaced = try CLI.run(["detect", "--quiet", "--rttm", "spaced.rttm", "team meeting/alice.wav"], in: directory.url)
+        #expect(spaced.status == 0, "\(spaced.stderr)")
+        #expect(try String(contentsOfFile: directory.path("spaced.rttm"), encoding: .utf8).hasPrefix("SPEAKER team_meeting 1 "))
+        // Files of different folders: no meeting to name.
+        let mixed = try CLI.run(
+            ["detect", "--quiet", "--rttm", "mixed.rttm", "team meeting/alice.wav", "bob.wav"], in: directory.url)
+        #expect(mixed.status == 0, "\(mixed.stderr)")
+        #expect(try String(contentsOfFile: directory.path("mixed.rttm"), encoding: .utf8).hasPrefix("SPEAKER detect 1 "))
+    }
+
+    /// `--id` names the streams, one per FILE in order, in events, summary and RTTM.
+    @Test func idNamesTheStreams() throws {
+        let (result, directory, talks) = try runAliceAndBob(["--id", "Alice_Smith", "--id", "bob2", "--rttm", "out.rttm", "--summary"])
+        defer { directory.remove() }
+        #expect(result.status == 0, "\(result.stderr)")
+        let output = try DetectOutput(lines: result.lines)
+        output.checkInvariants(ids: ["Alice_Smith", "bob2"])
+        let renamed = Dictionary(uniqueKeysWithValues: talks.map { ($0.key == "alice" ? "Alice_Smith" : "bob2", $0.value) })
+        checkSpeech(output, talks: renamed)
+        let speakers = Set(try RTTM.parse(try String(contentsOfFile: directory.path("out.rttm"), encoding: .utf8)).map(\.speaker))
+        #expect(speakers == ["Alice_Smith", "bob2"])
+        // The same file twice is two streams once they have names of their own.
+        let twice = try CLI.run(["detect", "--summary", "--id", "a", "--id", "b", "alice.wav", "alice.wav"], in: directory.url)
+        #expect(twice.status == 0, "\(twice.stderr)")
+        #expect(twice.lines.last?.contains(#""streams":{"a":"#) == true && twice.lines.last?.contains(#""b":"#) == true)
+    }
+
+    /// `-` is standard input: the same events as the file, from stream `stdin` (or its `--id`).
+    @Test(arguments: ["wav", "flac"])
+    func standardInputIsAFile(format: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (files, _) = try TestAudio.writeRoom(TestAudio.aliceAndBob, in: directory)
+        let input = format == "flac" ? FixturePaths.file("meetings/m1-clean/alice.flac") : files[0]
+        let fromFile = try CLI.run(["detect", "--summary", input, files[1]])
+        let fromInput = try CLI.run(["detect", "--summary", "-", files[1]], input: input)
+        #expect(fromFile.status == 0 && fromInput.status == 0, "\(fromInput.stderr)")
+        #expect(fromInput.stdout == fromFile.stdout.replacingOccurrences(of: #""alice""#, with: #""stdin""#))
+        let named = try CLI.run(["detect", "--summary", "--id", "alice", "--id", "bob", "-", files[1]], input: input)
+        #expect(named.stdout == fromFile.stdout)
+        #expect(try directory.contents() == ["alice.wav", "bob.wav"])
+    }
+
+    /// A format libsndfile cannot read is named, with the command that converts it.
+    @Test func anM4AFileIsNamedWithAConversionHint() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // The first box of an M4A file (ftyp, brand M4A), then bytes no audio library would take.
+        let path = directory.path("talk.m4a")
+        try Data([0, 0, 0, 0x20] + Array("ftypM4A ".utf8) + [UInt8](repeating: 0x41, count: 200)).write(to: URL(fileURLWithPath: path))
+        let result = try CLI.run(["detect", path])
+        #expect(result.status == 1)
+        #expect(result.stdout.isEmpty)
+        #expect(result.errorLines == [
+            "activespeaker: \(path): MP4/M4A (AAC or ALAC) audio cannot be read (WAV, FLAC, Ogg Vorbis and Ogg Opus can); "
+                + "convert it first, e.g. ffmpeg -i \(path) talk.wav"
+        ])
+        let piped = try CLI.run(["detect", "-"], input: path)
+        #expect(piped.status == 1)
+        #expect(piped.stderr.hasPrefix("activespeaker: standard input: MP4/M4A"), "\(piped.stderr)")
+        #expect(piped.stderr.contains("ffmpeg -i in.m4a -f wav - | activespeaker detect -"))
+        // Text is still "not an audio file", with libsndfile's words.
+        try Data("hello\n".utf8).write(to: URL(fileURLWithPath: directory.path("text.wav")))
+        let text = try CLI.run(["detect", directory.path("text.wav")])
+        #expect(text.stderr.contains("not an audio file (libsndfile: "), "\(text.stderr)")
     }
 
     @Test func aStreamLeavesWhenItsFileEnds() throws {
@@ -293,8 +365,11 @@ import TestSupport
         #expect(result.errorLines.count == 1)
         #expect(result.stderr.contains("mary ann"))
         #expect(try directory.contents() == ["mary ann.wav"])
+        #expect(result.stderr.contains("--id"), "says how to name the stream")
         let withoutRTTM = try CLI.run(["detect"] + files)
         #expect(withoutRTTM.status == 0, "JSON can carry any id")
+        let named = try CLI.run(["detect", "--rttm", directory.path("out.rttm"), "--id", "mary_ann"] + files)
+        #expect(named.status == 0, "\(named.stderr)")
     }
 
     @Test func noProgressWhenStandardErrorIsNotATerminal() throws {

@@ -103,6 +103,48 @@ struct ListenTests {
         #expect(silentLevels.contains(-59))
     }
 
+    /// Sends `seconds` of 20 ms RTP packets to 127.0.0.1:`port` in real time, each with an RFC 6464
+    /// level (`level` −dBov, V flag set) in a one-byte header extension of id 1.
+    static func sendLevels(port: UInt16, level: UInt8, seconds: Double, ssrc: UInt32 = 0x0A0B_0C0D) {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let start = DispatchTime.now().uptimeNanoseconds
+        for index in 0..<Int(seconds * 50) {
+            let sequence = UInt16(index), timestamp = UInt32(960 * index)
+            var packet: [UInt8] = [0x90, 96, UInt8(sequence >> 8), UInt8(sequence & 0xFF)]
+            packet += withUnsafeBytes(of: timestamp.bigEndian, Array.init) + withUnsafeBytes(of: ssrc.bigEndian, Array.init)
+            packet += [0xBE, 0xDE, 0, 1, 0x10, 0x80 | level, 0, 0]  // one element (id 1, one byte), padding
+            packet += [0xF8, 0xFF, 0xFE]  // an Opus frame, not decoded in levels mode
+            _ = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, packet, packet.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            let due = start + UInt64(index + 1) * 20_000_000
+            let now = DispatchTime.now().uptimeNanoseconds
+            if due > now { usleep(UInt32((due - now) / 1000)) }
+        }
+    }
+
+    /// `--config` applies in level-only mode too: a loud stream is speech by default and none when
+    /// `vad.minimumLevel` is above its level.
+    @Test(arguments: [(nil as String?, 1), ("vad.minimumLevel=-10", 0)])
+    func configAppliesInLevelMode(config: String?, utterances: Int) throws {
+        let listen = try LiveRunner.Running(
+            ["listen", "--udp", "127.0.0.1:0", "--mode", "levels", "--extmap-audio-level", "1", "--duration", "3", "--json"]
+                + (config.map { ["--config", $0] } ?? []))
+        let port = try #require(listen.receivingAddresses().first.flatMap { UInt16(Self.port($0)) }, "\(listen.stderr)")
+        Self.sendLevels(port: port, level: 20, seconds: 1.5)
+        let result = try listen.finish(timeout: 10)
+        #expect(result.status == 0, "\(result.stderr)")
+        let output = try LiveOutputLines(result.lines)
+        #expect(output.events.speechSegments.count == utterances, "\(config ?? "defaults"): \(result.stdout)")
+    }
+
     @Test func malformedPacketsAreCountedAndDropped() throws {
         let listen = try LiveRunner.Running(["listen", "--udp", "127.0.0.1:0", "--duration", "2", "--stats", "--json"])
         let port = try #require(listen.receivingAddresses().first.flatMap { UInt16(Self.port($0)) }, "\(listen.stderr)")
@@ -154,6 +196,9 @@ struct ListenTests {
         ["listen", "--udp", "127.0.0.1:5004", "--extmap-audio-level", "0"],
         ["listen", "--udp", "127.0.0.1:5004", "--ssrc", "alice"], ["listen", "--udp", "127.0.0.1:5004", "--ssrc", "a=0xZZ"],
         ["listen", "--udp", "127.0.0.1:5004", "--jitter", "5000"],
+        // Not HOST:PORT, or a port out of range: command-line mistakes too, not bind failures.
+        ["listen", "--udp", "127.0.0.1:80000"], ["listen", "--udp", "[::1]:65536"], ["listen", "--udp", "127.0.0.1:-1"],
+        ["listen", "--udp", "127.0.0.1"], ["listen", "--udp", "::1:5004"], ["listen", "--udp", "127.0.0.1:0x10"],
     ])
     func usageErrors(arguments: [String]) throws {
         let result = try CLI.run(arguments)
@@ -163,9 +208,13 @@ struct ListenTests {
     }
 
     @Test func unusableAddressesAreClearErrors() throws {
-        let bad = try CLI.run(["listen", "--udp", "127.0.0.1", "--duration", "1"])
-        #expect(bad.status == 1)
-        #expect(bad.errorLines == ["activespeaker: 127.0.0.1: invalid address: expected HOST:PORT (IPv6 as [ADDRESS]:PORT)"])
+        let bad = try CLI.run(["listen", "--udp", "127.0.0.1:80000", "--duration", "1"])
+        #expect(bad.status == 64)
+        #expect(bad.errorLines == [
+            "activespeaker: --udp 127.0.0.1:80000: the port must be a number 0-65535; see 'activespeaker listen --help'"
+        ])
+        let unknown = try CLI.run(["listen", "--udp", "no-such-host.invalid:5004", "--duration", "1"])
+        #expect(unknown.status == 1, "\(unknown.stderr)")
         let first = try LiveRunner.Running(["listen", "--udp", "127.0.0.1:0", "--duration", "3"])
         let taken = try #require(first.receivingAddresses().first, "\(first.stderr)")
         let second = try CLI.run(["listen", "--udp", taken, "--duration", "1"])

@@ -355,6 +355,51 @@ struct LiveTests {
         #expect(screen.contains("● speaking"))
         #expect(!screen.contains("\"type\":\"speech\""), "no JSON on a terminal")
     }
+
+    /// The view ends where the JSON Lines of the same run end (the floor released when the run stops
+    /// mid-turn), and its status line is words, not a JSON line under the table.
+    @Test(.enabled(if: LiveRunner.canRun(needing: "script"), "needs util-linux script (a terminal for the run)"))
+    func theViewEndsAsTheEventsEnd() throws {
+        try #require(LiveRunner.has("script"), "util-linux script gives the run a terminal")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (alice, bob, _) = try Self.room(in: directory)
+        let raw = directory.path("room.raw")
+        try LiveDevices.raw([alice, bob]).write(to: URL(fileURLWithPath: raw))
+        let devices = try LiveDevices([("room", raw)])
+        defer { devices.directory.remove() }
+        // Stop at 5 s, while Bob holds the floor.
+        let arguments = [
+            "live", "--alsa-config", devices.configuration, "--device", "room", "--id", "alice=1", "--id", "bob=2",
+            "--duration", "5", "--device-poll", "0", "--stats",
+        ]
+        let json = try CLI.run(arguments)
+        #expect(json.status == 0, "\(json.stderr)")
+        let events = try LiveOutputLines(json.lines).events
+        #expect(events.dominant(at: 4.9) == "bob", "the run stops in Bob's turn: \(json.stdout)")
+        let lastDominant = events.dominant(at: .infinity) ?? "nobody"
+
+        let executable = try #require(CLI.executable).path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", ([executable] + arguments).joined(separator: " "), "/dev/null"]
+        let transcript = directory.path("transcript")
+        _ = FileManager.default.createFile(atPath: transcript, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: transcript))
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let screen = try String(contentsOfFile: transcript, encoding: .utf8)
+        #expect(!screen.contains("{\""), "no JSON on the view: \(screen.suffix(600))")
+        #expect(screen.contains("device room opened: rate 16000, channels 2"))
+        #expect(screen.contains("stats: 5.000 s; room "), "the stats note is drawn")
+        let shown = try #require(screen.ranges(of: "dominant: ").last.map { screen[$0.upperBound...].prefix { !$0.isWhitespace } })
+        #expect(String(shown) == lastDominant, "the view ends on \(shown), the events on \(lastDominant)")
+    }
 }
 
 extension TestAudio {
