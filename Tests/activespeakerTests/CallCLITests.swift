@@ -149,7 +149,7 @@ struct CallCLITests {
             "--duration", "1",
         ]
         join.standardInput = FileHandle.nullDevice
-        join.standardOutput = try #require(FileHandle(forWritingAtPath: "/dev/full"))  // every write fails: ENOSPC
+        join.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))  // every write fails: ENOSPC
         join.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
         try join.run()
         join.waitUntilExit()
