@@ -551,6 +551,9 @@ public final class Meeting: @unchecked Sendable {
             if joining { finishJoin(.failure(MeetingError(error))) } else { emit(.error(MeetingError(error))) }
         case .pong:
             break
+        case .observing:
+            // The answer to `observe`, which a Meeting never sends.
+            break
         }
     }
 

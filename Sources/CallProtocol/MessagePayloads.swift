@@ -15,6 +15,27 @@ struct JoinPayload: Codable {
     var displayName: String?
 }
 
+/// `observe`.
+struct ObservePayload: Codable {
+    var token: String
+}
+
+/// `observing`; `speakerId` is written as `null` when nobody speaks.
+struct ObservingPayload: Codable {
+    var roomId: String
+    var participants: [ParticipantInfo]
+    var speakerId: String?
+
+    enum CodingKeys: String, CodingKey { case roomId, participants, speakerId }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(roomId, forKey: .roomId)
+        try c.encode(participants, forKey: .participants)
+        try c.encode(speakerId, forKey: .speakerId)
+    }
+}
+
 /// `enable-stream`, `disable-stream`.
 struct StreamKindPayload: Codable {
     var kind: StreamKind

@@ -1,6 +1,7 @@
 /// The `type` of every message a client sends: the one place its name on the wire is written.
 public enum ClientMessageType: String, Sendable, Hashable, CaseIterable, Codable {
     case join
+    case observe
     case leave
     case muteMic = "mute-mic"
     case unmuteMic = "unmute-mic"
@@ -16,6 +17,7 @@ public enum ClientMessageType: String, Sendable, Hashable, CaseIterable, Codable
 /// The `type` of every message the server sends: the one place its name on the wire is written.
 public enum ServerMessageType: String, Sendable, Hashable, CaseIterable, Codable {
     case joined
+    case observing
     case participantJoined = "participant-joined"
     case participantLeft = "participant-left"
     case streamEnabled = "stream-enabled"

@@ -66,6 +66,21 @@ public enum MessageBody: Sendable, Hashable {
     case data([UInt8])
 }
 
+/// What `observing` tells an observer.
+public struct ObservedRoom: Sendable, Hashable {
+    public var roomID: String
+    /// Everyone in the room.
+    public var participants: [ParticipantInfo]
+    /// The current dominant speaker, nil if nobody speaks.
+    public var speakerID: String?
+
+    public init(roomID: String, participants: [ParticipantInfo], speakerID: String?) {
+        self.roomID = roomID
+        self.participants = participants
+        self.speakerID = speakerID
+    }
+}
+
 /// What `joined` tells a new participant.
 public struct JoinedRoom: Sendable, Hashable {
     public var roomID: String

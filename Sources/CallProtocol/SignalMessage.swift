@@ -5,6 +5,10 @@ public enum ClientMessage: Sendable, Hashable {
     /// Must come first. `rtpPort`: the UDP port the client sends RTP from and receives forwarded RTP on.
     /// `displayName` replaces the token's name (1–128 characters).
     case join(token: String, mic: Bool, webcam: Bool, rtpPort: Int?, displayName: String? = nil)
+    /// Instead of `join`: watch the room without being in it (a dashboard). Any valid token for the
+    /// room will do; the observer gets `observing`, then the room's events, and may send only `ping`
+    /// and `leave`.
+    case observe(token: String)
     case leave
     case muteMic
     case unmuteMic
@@ -25,6 +29,8 @@ public enum ClientMessage: Sendable, Hashable {
 /// A message from the server to a client (docs/call.md, "Server to client").
 public enum ServerMessage: Sendable, Hashable {
     case joined(JoinedRoom)
+    /// The answer to `observe`: who is in the room and who speaks.
+    case observing(ObservedRoom)
     case participantJoined(ParticipantInfo)
     case participantLeft(String, reason: LeaveReason)
     case streamEnabled(String, StreamKind)
@@ -45,6 +51,7 @@ extension ClientMessage {
     public var type: ClientMessageType {
         switch self {
         case .join: .join
+        case .observe: .observe
         case .leave: .leave
         case .muteMic: .muteMic
         case .unmuteMic: .unmuteMic
@@ -63,6 +70,7 @@ extension ClientMessage {
         switch self {
         case .join(let token, let mic, let webcam, let rtpPort, let displayName):
             return write(JoinPayload(token: token, mic: mic, webcam: webcam, rtpPort: rtpPort, displayName: displayName))
+        case .observe(let token): return write(ObservePayload(token: token))
         case .leave, .muteMic, .unmuteMic, .ping: return write(NoPayload())
         case .enableStream(let kind), .disableStream(let kind): return write(StreamKindPayload(kind: kind))
         case .message(let body, let to):
@@ -98,6 +106,7 @@ extension ClientMessage {
             self = .join(
                 token: join.token, mic: join.mic ?? true, webcam: join.webcam ?? false, rtpPort: join.rtpPort,
                 displayName: join.displayName)
+        case .observe: self = .observe(token: try source.payload(ObservePayload.self).token)
         case .leave: self = .leave
         case .muteMic: self = .muteMic
         case .unmuteMic: self = .unmuteMic
@@ -120,6 +129,7 @@ extension ServerMessage {
     public var type: ServerMessageType {
         switch self {
         case .joined: .joined
+        case .observing: .observing
         case .participantJoined: .participantJoined
         case .participantLeft: .participantLeft
         case .streamEnabled: .streamEnabled
@@ -140,6 +150,8 @@ extension ServerMessage {
             return write(JoinedPayload(
                 roomId: room.roomID, participantId: room.participantID, participants: room.participants,
                 speakerId: room.speakerID, media: room.media))
+        case .observing(let room):
+            return write(ObservingPayload(roomId: room.roomID, participants: room.participants, speakerId: room.speakerID))
         case .participantJoined(let participant): return write(ParticipantJoinedPayload(participant: participant))
         case .participantLeft(let id, let reason): return write(ParticipantLeftPayload(participantId: id, reason: reason))
         case .streamEnabled(let id, let kind), .streamDisabled(let id, let kind):
@@ -183,6 +195,9 @@ extension ServerMessage {
             self = .joined(JoinedRoom(
                 roomID: room.roomId, participantID: room.participantId, participants: room.participants,
                 speakerID: room.speakerId, media: room.media))
+        case .observing:
+            let room = try source.payload(ObservingPayload.self)
+            self = .observing(ObservedRoom(roomID: room.roomId, participants: room.participants, speakerID: room.speakerId))
         case .participantJoined: self = .participantJoined(try source.payload(ParticipantJoinedPayload.self).participant)
         case .participantLeft:
             let left = try source.payload(ParticipantLeftPayload.self)

@@ -1,8 +1,25 @@
 /// The dashboard page of a room: one tile per participant (name, mute state, level meter), the
-/// active speaker's tile highlighted. Self-contained: no outside scripts, styles or fonts.
+/// active speaker's tile highlighted. Self-contained: no outside scripts, styles or fonts. It watches
+/// the room with `observe`: it is not a participant, and nobody sees it join.
 enum Dashboard {
     static func page(room: String) -> String {
         template.replacingOccurrences(of: "__ROOM__", with: room)
+    }
+
+    /// The server's rooms (id, participants), each a link to its dashboard with the same token.
+    /// Room ids and tokens are of URL- and HTML-safe characters (`AccessToken.idRule`, base64url).
+    static func index(rooms: [(String, Int)], token: String) -> String {
+        let items = rooms.map { room, count in
+            #"<li><a href="/rooms/\#(room)?token=\#(token)">\#(room)</a> (\#(count) participant\#(count == 1 ? "" : "s"))</li>"#
+        }
+        return """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8"><title>Rooms</title>
+            <style>body{font-family:system-ui,sans-serif;margin:20px 24px;background:#111418;color:#e8eaed}a{color:#8ab4f8}</style>
+            </head><body><h1>Rooms</h1>
+            \(rooms.isEmpty ? "<p>No rooms.</p>" : "<ul id=\"rooms\">" + items.joined() + "</ul>")
+            </body></html>
+            """
     }
 
     private static let template = #"""
@@ -51,7 +68,6 @@ enum Dashboard {
         const room = "__ROOM__";
         const token = new URLSearchParams(location.search).get("token") || "";
         const tiles = new Map();
-        let me = null;
         function setStatus(text, state) {
           document.getElementById("status").textContent = text;
           if (state) document.body.dataset.state = state;
@@ -84,17 +100,17 @@ enum Dashboard {
         }
         let failed = false, pinger = null;
         const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/v1/signal?room=" + encodeURIComponent(room));
-        ws.onopen = () => { ws.send(JSON.stringify({type: "join", token, mic: false})); pinger = setInterval(() => ws.send('{"type":"ping"}'), 5000); };
+        ws.onopen = () => { ws.send(JSON.stringify({type: "observe", token})); pinger = setInterval(() => ws.send('{"type":"ping"}'), 5000); };
         // An error message stays: the server closes the connection right after it.
         ws.onclose = () => { clearInterval(pinger); if (!failed) setStatus("disconnected", "closed"); else document.body.dataset.state = "closed"; };
         ws.onmessage = (event) => {
           const m = JSON.parse(event.data);
           switch (m.type) {
-          case "joined":
-            me = m.participantId; setStatus("connected", "connected");
-            for (const p of m.participants) if (p.id !== me) tile(p);
+          case "observing":
+            setStatus("connected", "connected");
+            for (const p of m.participants) tile(p);
             highlight(m.speakerId, 0); break;
-          case "participant-joined": if (m.participant.id !== me) tile(m.participant); break;
+          case "participant-joined": tile(m.participant); break;
           case "participant-left": tiles.get(m.participantId)?.remove(); tiles.delete(m.participantId); break;
           case "mic-muted": { const t = tiles.get(m.participantId); if (t) { t.dataset.muted = String(m.muted); describe(t); } break; }
           case "stream-enabled": case "stream-disabled": {

@@ -65,6 +65,13 @@ struct HTTPAPI {
                 return ((), try registry.removeIngest(room: room, participant: participant))
             }
             return .empty()
+        case .index:
+            let token = request.query["token"] ?? token
+            let rooms = try server.read { registry throws(CallError) in
+                _ = try registry.authorize(token, room: nil, moderator: false, now: epoch)
+                return registry.rooms.values.map { ($0.id.rawValue, $0.participants.count) }.sorted { $0.0 < $1.0 }
+            }
+            return .html(Dashboard.index(rooms: rooms, token: token ?? ""))
         case .dashboard(let room):
             try server.read { registry throws(CallError) in
                 _ = try registry.authorize(request.query["token"], room: room, moderator: false, now: epoch)

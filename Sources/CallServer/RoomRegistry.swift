@@ -45,6 +45,8 @@ struct RoomRegistry {
         var speaker: ParticipantID?
         /// Participants removed by a moderator: when (seconds since 1970), and by whom.
         var removals: [ParticipantID: (at: Int, by: ParticipantID)] = [:]
+        /// Connections that watch the room without being in it (`observe`), in the order they came.
+        var observers: [ConnectionID] = []
 
         func participant(_ id: ParticipantID) -> Participant? { participants.first { $0.info.id == id.rawValue } }
         func index(of id: ParticipantID) -> Int? { participants.firstIndex { $0.info.id == id.rawValue } }
@@ -57,6 +59,8 @@ struct RoomRegistry {
         /// Set once joined.
         var room: CallRoomID?
         var participant: ParticipantID?
+        /// Set while the connection observes a room (it then has no `room` or `participant`).
+        var observing: CallRoomID?
         var lastSeen: Double
         var messageBudget: RateBudget
         var byteBudget: RateBudget
@@ -100,6 +104,11 @@ struct RoomRegistry {
             connections[connection]?.participant = nil
             effects.append(.send(connection, .error(CallError(.roomClosed, "room \(id) was closed"))))
             effects.append(.close(connection))
+        }
+        for observer in room.observers {
+            connections[observer]?.observing = nil
+            effects.append(.send(observer, .error(CallError(.roomClosed, "room \(id) was closed"))))
+            effects.append(.close(observer))
         }
         effects.append(.media(.closeRoom(room: id)))
         return effects
@@ -184,9 +193,18 @@ struct RoomRegistry {
             // A malformed message ends that connection, as it would a broken peer.
             return [.send(connection, .error(error))] + closeEffects(connection)
         }
+        if let watched = state.observing {
+            switch message {
+            case .ping: return [.send(connection, .pong)]
+            case .leave: return closeEffects(connection)
+            case .join, .observe: return [.send(connection, .error(CallError(.joinState, "already observing room \(watched)")))]
+            default: return notAllowed(connection, "an observer only watches: join to take part")
+            }
+        }
         guard let roomID = state.room, let participantID = state.participant,
             let room = rooms[roomID], let me = room.participant(participantID)
         else {
+            if case .observe(let token) = message { return observe(connection, token: token, epochSeconds: epochSeconds) }
             if case .join(let token, let mic, let webcam, let rtpPort, let displayName) = message {
                 return join(
                     connection, token: token, mic: mic, webcam: webcam, rtpPort: rtpPort, displayName: displayName,
@@ -196,7 +214,7 @@ struct RoomRegistry {
             return [.send(connection, .error(CallError(.joinState, "send join first")))]
         }
         switch message {
-        case .join:
+        case .join, .observe:
             return [.send(connection, .error(CallError(.joinState, "already joined")))]
         case .ping:
             return [.send(connection, .pong)]
@@ -260,6 +278,7 @@ struct RoomRegistry {
     /// The transport reports that a connection is gone.
     mutating func closed(_ connection: ConnectionID) -> [Effect] {
         guard let state = connections.removeValue(forKey: connection) else { return [] }
+        if let watched = state.observing { rooms[watched]?.observers.removeAll { $0 == connection } }
         guard let roomID = state.room, let id = state.participant else { return [] }
         return remove(id, from: roomID, reason: .left)
     }
@@ -273,6 +292,8 @@ struct RoomRegistry {
             if let roomID = state.room, let id = state.participant {
                 effects += remove(id, from: roomID, reason: .timeout)
             }
+            if let watched = state.observing { rooms[watched]?.observers.removeAll { $0 == connection } }
+            connections[connection]?.observing = nil
             connections[connection]?.room = nil
             connections[connection]?.participant = nil
             effects.append(.close(connection))
@@ -375,6 +396,8 @@ struct RoomRegistry {
         if let state = connections[connection], let roomID = state.room, let id = state.participant {
             effects += remove(id, from: roomID, reason: .left)
         }
+        if let watched = connections[connection]?.observing { rooms[watched]?.observers.removeAll { $0 == connection } }
+        connections[connection]?.observing = nil
         connections[connection]?.room = nil
         connections[connection]?.participant = nil
         effects.append(.close(connection, code: code))
@@ -429,11 +452,44 @@ struct RoomRegistry {
         return effects
     }
 
+    /// Sends `message` to every member but `excluded`, and to the room's observers.
     private func broadcast(_ room: Room, _ message: ServerMessage, except excluded: ParticipantID?) -> [Effect] {
         room.participants.compactMap { member in
             guard member.info.id != excluded?.rawValue, let connection = member.connection else { return nil }
             return .send(connection, message)
+        } + room.observers.map { .send($0, message) }
+    }
+
+    /// The most observers one room has; more are refused (4004).
+    static let maximumObservers = 64
+
+    /// `observe`: the connection watches the room without taking part. Any valid token for the room
+    /// admits, unless its participant was removed and is still banned (as for `join`).
+    private mutating func observe(_ connection: ConnectionID, token: String, epochSeconds: Int) -> [Effect] {
+        guard let state = connections[connection] else { return [] }
+        let claims: AccessToken
+        do {
+            claims = try AccessToken.verify(token, secret: settings.secret, now: epochSeconds)
+        } catch {
+            return refuse(connection, error)
         }
+        let roomID = state.requestedRoom ?? CallRoomID(claims.room)
+        guard claims.room == AccessToken.anyRoom || claims.room == roomID.rawValue else {
+            return refuse(connection, CallError(.wrongRoom, "token is for room \(claims.room), not \(roomID)"))
+        }
+        guard let room = rooms[roomID] else { return refuse(connection, CallError(.roomNotFound, "room \(roomID) not found")) }
+        if let removal = room.removals[ParticipantID(claims.participantID)], epochSeconds < removal.at + settings.rejoinBan,
+            claims.issuedAt <= removal.at
+        {
+            return refuse(connection, CallError(.removed, "removed from room \(roomID) by \(removal.by)"))
+        }
+        guard room.observers.count < Self.maximumObservers else {
+            return refuse(connection, CallError(.roomFull, "room \(roomID) has \(Self.maximumObservers) observers already"))
+        }
+        rooms[roomID]!.observers.append(connection)
+        connections[connection]?.observing = roomID
+        let observed = ObservedRoom(roomID: roomID.rawValue, participants: room.participants.map(\.info), speakerID: room.speaker?.rawValue)
+        return [.send(connection, .observing(observed))]
     }
 
     private mutating func newSSRC() -> SSRC {

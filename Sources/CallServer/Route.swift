@@ -18,6 +18,8 @@ enum Route: Equatable, Sendable {
     case addIngest(room: CallRoomID)
     /// `DELETE /v1/rooms/{id}/ingest/{participantId}`
     case removeIngest(room: CallRoomID, participant: ParticipantID)
+    /// `GET /?token=…`: the rooms, each a link to its dashboard (a server-wide token).
+    case index
     /// `GET /rooms/{id}?token=…`: the dashboard page.
     case dashboard(room: CallRoomID)
 
@@ -27,6 +29,7 @@ enum Route: Equatable, Sendable {
     init(method: String, path: String) throws(CallError) {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         switch (method == "HEAD" ? "GET" : method, parts.first, parts.dropFirst().first, parts.count) {
+        case ("GET", nil, nil, 0): self = .index
         case ("GET", "v1", "health", 2): self = .health
         case ("GET", "v1", "ready", 2): self = .ready
         case ("GET", "metrics", nil, 1): self = .metrics

@@ -19,7 +19,9 @@ struct ServeCommand: Command {
         Plain RTP senders (GStreamer, ffmpeg) join through the ingest API.
         Protocol, API and error codes: docs/call.md.
         With no --secret a random one is made and printed on standard error
-        together with a server-wide moderator token.
+        together with a server-wide moderator token. It then prints the address
+        of the rooms page (GET /?token=, a server-wide token), whose links open
+        each room's dashboard; a dashboard watches without joining.
         """
 
     static let options: [OptionSpec] = [
@@ -169,14 +171,22 @@ struct ServeCommand: Command {
         } catch {
             throw .failure("cannot start the server: \(error)")
         }
+        var adminToken = ""
         if printsSecret {
             let now = Int(Date().timeIntervalSince1970)
             let admin = AccessToken(room: AccessToken.anyRoom, participantID: "admin", role: .moderator, issuedAt: now, expiresAt: now + 86400)
+            adminToken = admin.signed(with: server.secret)
             Console.error("serve: generated secret \(server.secret.text)")
-            Console.error("serve: server-wide moderator token (24 h): \(admin.signed(with: server.secret))")
+            Console.error("serve: server-wide moderator token (24 h): \(adminToken)")
         }
         StopRequest.install()
         server.start()
+        // Where to look: the rooms page (a server-wide token), with the generated one when there is one.
+        let scheme = configuration.tls == nil ? "http" : "https"
+        let host = ["0.0.0.0", "::", ""].contains(configuration.host) ? "127.0.0.1" : configuration.host
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        let index = "\(scheme)://\(shownHost):\(server.port)/?token="
+        Console.error("serve: dashboards: " + index + (printsSecret ? adminToken : "TOKEN (a server-wide token: activespeaker token --room '*')"))
         let started = Date()
         while !StopRequest.isRequested {
             if let duration, Date().timeIntervalSince(started) >= duration { break }

@@ -12,7 +12,7 @@ import TestSupport
         .join(token: "x", mic: true, webcam: false, rtpPort: nil, displayName: "Zoë"),
         .leave, .muteMic, .unmuteMic, .enableStream(.video), .disableStream(.audio),
         .message(.text("hi \"there\"\n"), to: nil), .message(.data([0, 1, 255]), to: "bob"),
-        .muteParticipant("bob"), .unmuteParticipant("bob"), .removeParticipant("bob"), .ping,
+        .muteParticipant("bob"), .unmuteParticipant("bob"), .removeParticipant("bob"), .ping, .observe(token: "t.o.k"),
     ]
 
     static let serverMessages: [ServerMessage] = [
@@ -25,6 +25,8 @@ import TestSupport
         .audioLevels(time: 3.2, levels: ["alice": -20.5, "bob": -127], speaking: ["alice"]),
         .message(.text("hello"), from: "alice", to: nil), .message(.data([9, 8]), from: "alice", to: "bob"),
         .error(CallError(.roomFull, "room full")), .pong,
+        .observing(ObservedRoom(roomID: "r", participants: [alice], speakerID: nil)),
+        .observing(ObservedRoom(roomID: "r", participants: [], speakerID: "alice")),
     ]
 
     @Test(arguments: clientMessages)

@@ -375,3 +375,69 @@ import Testing
         _ = try registry.addIngest(room: "room", participant: "lobby", displayName: nil, source: MediaSource(host: "127.0.0.1", port: nil), ssrc: 8)
     }
 }
+
+/// `observe`: watching a room without being in it (the dashboard).
+@Suite struct ObserverTests {
+    var test: RoomRegistryTests
+
+    init() throws { test = try RoomRegistryTests() }
+
+    mutating func observe(_ number: ConnectionID, _ token: String) -> [Effect] {
+        test.registry.opened(number, room: "room", peerHost: "127.0.0.1", now: 0)
+        return test.registry.received(number, text: ClientMessage.observe(token: token).json, now: 0, epochSeconds: RoomRegistryTests.now)
+    }
+
+    @Test mutating func anObserverSeesTheRoomAndNobodySeesIt() throws {
+        _ = test.join(1, RoomRegistryTests.token("alice"))
+        // The observer's token names alice too: observing is not joining, so no 4014.
+        let effects = observe(9, RoomRegistryTests.token("alice", role: .subscriber))
+        guard case .observing(let room)? = RoomRegistryTests.messages(effects, to: 9).first else {
+            Issue.record("no observing: \(effects)")
+            return
+        }
+        #expect(room.roomID == "room" && room.participants.map(\.id) == ["alice"] && room.speakerID == nil)
+        #expect(effects.count == 1, "members hear nothing of an observer: \(effects)")
+        #expect(test.registry.room("room")?.participants.count == 1)
+        // It gets what the members get.
+        let bob = test.join(2, RoomRegistryTests.token("bob"))
+        #expect(RoomRegistryTests.messages(bob, to: 9).contains { if case .participantJoined(let p) = $0 { p.id == "bob" } else { false } })
+        let floor = test.registry.speakerChanged(room: "room", participant: "bob", time: 1)
+        #expect(RoomRegistryTests.messages(floor, to: 9) == [.speakerChanged("bob", time: 1)])
+    }
+
+    @Test mutating func anObserverOnlyWatches() {
+        _ = test.join(1, RoomRegistryTests.token("alice"))
+        _ = observe(9, RoomRegistryTests.token("admin", role: .moderator))
+        for message in [ClientMessage.muteMic, .muteParticipant("alice"), .message(.text("hi"), to: nil)] {
+            let effects = test.registry.received(9, text: message.json, now: 0, epochSeconds: RoomRegistryTests.now)
+            #expect(RoomRegistryTests.errorCode(effects, to: 9) == .notAllowed, "\(message)")
+            #expect(RoomRegistryTests.messages(effects, to: 1).isEmpty)
+        }
+        let again = test.registry.received(9, text: ClientMessage.join(token: RoomRegistryTests.token("admin"), mic: false, webcam: false, rtpPort: nil).json, now: 0, epochSeconds: RoomRegistryTests.now)
+        #expect(RoomRegistryTests.errorCode(again, to: 9) == .joinState)
+        #expect(test.registry.received(9, text: ClientMessage.ping.json, now: 0, epochSeconds: RoomRegistryTests.now) == [.send(9, .pong)])
+    }
+
+    @Test mutating func aGoneObserverGetsNothingMore() {
+        _ = observe(9, RoomRegistryTests.token("viewer", role: .subscriber))
+        _ = test.registry.closed(9)
+        let bob = test.join(2, RoomRegistryTests.token("bob"))
+        #expect(RoomRegistryTests.messages(bob, to: 9).isEmpty)
+        // One that times out goes too.
+        _ = observe(8, RoomRegistryTests.token("viewer", role: .subscriber))
+        let swept = test.registry.sweep(now: 100)
+        #expect(RoomRegistryTests.errorCode(swept, to: 8) == .timedOut && RoomRegistryTests.closes(swept, 8))
+        #expect(test.registry.room("room")?.observers.isEmpty == true)
+    }
+
+    @Test mutating func aDeletedRoomClosesItsObservers() throws {
+        _ = observe(9, RoomRegistryTests.token("viewer", role: .subscriber))
+        let effects = try test.registry.deleteRoom("room")
+        #expect(RoomRegistryTests.errorCode(effects, to: 9) == .roomClosed && RoomRegistryTests.closes(effects, 9))
+    }
+
+    @Test mutating func badTokensAndOtherRoomsAreRefused() {
+        #expect(RoomRegistryTests.errorCode(observe(9, "garbage"), to: 9) == .invalidToken)
+        #expect(RoomRegistryTests.errorCode(observe(8, RoomRegistryTests.token("v", room: "elsewhere")), to: 8) == .wrongRoom)
+    }
+}

@@ -131,3 +131,21 @@ import Testing
         #expect(String(decoding: stopped.body, as: UTF8.self) == #"{"mediaBehindSeconds":null,"ready":false}"#)
     }
 }
+
+/// `GET /`: the rooms, for a server-wide token.
+@Suite struct RoomIndexTests {
+    @Test func theIndexListsRoomsForAServerWideToken() throws {
+        let server = try CallTestServer.server()
+        defer { server.stop() }
+        let peer = PeerAddress(host: "127.0.0.1", port: 50000)
+        let admin = CallTestServer.adminToken()
+        let page = server.handle(HTTPRequest(method: "GET", path: "/", query: ["token": admin]), from: peer)
+        #expect(page.status == 200 && page.contentType.hasPrefix("text/html"))
+        let html = String(decoding: page.body, as: UTF8.self)
+        #expect(html.contains(#"<a href="/rooms/room?token=\#(admin)">room</a> (0 participants)"#), "\(html)")
+        // A room's own token may open that room's dashboard, not the list of every room.
+        #expect(server.handle(HTTPRequest(method: "GET", path: "/", query: ["token": CallTestServer.token("alice")]), from: peer).status == 403)
+        #expect(server.handle(HTTPRequest(method: "GET", path: "/"), from: peer).status == 401)
+        #expect(server.handle(HTTPRequest(method: "GET", path: "/", query: ["token": "<script>"]), from: peer).status == 401)
+    }
+}

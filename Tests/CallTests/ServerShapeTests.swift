@@ -20,13 +20,14 @@ import Testing
         ("POST", "/v1/rooms/standup/ingest", .addIngest(room: "standup")),
         ("DELETE", "/v1/rooms/standup/ingest/cam1", .removeIngest(room: "standup", participant: "cam1")),
         ("GET", "/rooms/standup", .dashboard(room: "standup")),
+        ("GET", "/", .index),
     ])
     func routesAreTheDocumentedCalls(method: String, path: String, route: Route) throws {
         #expect(try Route(method: method, path: path) == route)
     }
 
     @Test(arguments: [
-        ("GET", "/"), ("GET", "/v1"), ("POST", "/v1/health"), ("PUT", "/v1/rooms/a"), ("GET", "/v1/rooms/a/ingest"),
+        ("POST", "/"), ("GET", "/v1"), ("POST", "/v1/health"), ("PUT", "/v1/rooms/a"), ("GET", "/v1/rooms/a/ingest"),
         ("POST", "/v1/rooms/a/other"), ("DELETE", "/v1/rooms/a/ingest"), ("GET", "/rooms"), ("GET", "/v2/health"),
         ("DELETE", "/rooms/a"),
     ])

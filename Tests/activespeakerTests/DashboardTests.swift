@@ -183,6 +183,8 @@ struct DashboardTests {
             #expect(abs(starts[1] - starts[0] - 5) <= 1 && abs(starts[2] - starts[1] - 5) <= 1, "turns at \(starts)")
         }
 
+        // The page watched without joining: nobody saw a "viewer" join.
+        #expect(!server.stdout.contains(#""participant":"viewer""#), "\(diagnostics)")
         // The tiles: all three with their display names, and not the viewer's.
         #expect(final.tiles.map(\.id).sorted() == ["tile-alice", "tile-bob", "tile-carol"], "\(diagnostics)")
         for (participant, name) in Self.displayNames {
