@@ -1,4 +1,5 @@
 import Foundation
+import SpeakerCore
 
 /// `Benchmarks`: throughput of the engine on realistic meeting audio. Release builds only.
 @main
@@ -53,6 +54,9 @@ enum BenchmarkTool {
         print("runs: \(options.runs) measured per configuration after a warm-up\(options.quick ? " (--quick)" : "")")
         let pool = try AudioPool(fixtures: fixtures)
         print("audio: \(pool.tracks.count) fixture tracks, \(Format.number(pool.seconds)) s, from \(fixtures)")
+        // Plans are made on first use: make them now, so the line says where they came from.
+        FFTWisdom.prepare()
+        print(FFTWisdom.description)
 
         let jsonPath = options.jsonPath ?? defaultJSONPath(fixtures: fixtures)
         for scenario in options.scenarios {

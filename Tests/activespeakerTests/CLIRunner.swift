@@ -56,7 +56,9 @@ enum CLI {
     /// Runs `activespeaker` with `arguments` in `directory`, standard input read from the file `input`
     /// (empty if nil).
     /// - Throws: if the executable is missing or cannot be started.
-    static func run(_ arguments: [String], in directory: URL? = nil, input: String? = nil) throws -> Result {
+    static func run(
+        _ arguments: [String], in directory: URL? = nil, input: String? = nil, environment extra: [String: String] = [:]
+    ) throws -> Result {
         let executable = try #require(
             executable, "activespeaker not found next to the test runner; build it with `swift build --product activespeaker`")
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString)")
@@ -74,6 +76,7 @@ enum CLI {
         process.executableURL = executable
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
+        if !extra.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 } }
         process.standardInput = try input.map { try FileHandle(forReadingFrom: URL(fileURLWithPath: $0)) } ?? FileHandle.nullDevice
         process.standardOutput = out
         process.standardError = err
