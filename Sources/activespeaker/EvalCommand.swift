@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SpeakerCore
 import SpeakerEval
 import SpeakerIO
@@ -57,6 +58,10 @@ struct EvalCommand: Command {
             reference and systems, errors marked.
             """),
         .flag("per-stream", help: "Add a table row per stream under each meeting."),
+        .value("jobs", "N", help: """
+            Meetings evaluated at once, each on its own thread (default:
+            the number of cores). The results do not depend on it.
+            """),
     ]
 
     static let epilogue = """
@@ -87,6 +92,7 @@ struct EvalCommand: Command {
     let json: Bool
     let plotsFolder: String?
     let perStream: Bool
+    let jobs: Int
 
     init(_ options: ParsedOptions) throws(CommandError) {
         guard let dataset = options.positionals.first else { throw .usage("no DATASET given") }
@@ -116,6 +122,12 @@ struct EvalCommand: Command {
         json = options.has("json")
         plotsFolder = options.value("plots")
         perStream = options.has("per-stream")
+        if let text = options.value("jobs") {
+            guard let count = Int(text), (1...256).contains(count) else { throw .usage("--jobs \(text): expected 1-256") }
+            jobs = count
+        } else {
+            jobs = ProcessInfo.processInfo.activeProcessorCount
+        }
     }
 
     /// The policy called `name`.
@@ -162,14 +174,36 @@ struct EvalCommand: Command {
 
         let progress = EvalProgress(meetings: meetings.count, runsPerMeeting: policies.count)
         defer { progress.clear() }
-        var scores: [[MeetingScore]] = []
-        var pictures: [(name: String, svg: String)] = []
-        for (number, meeting) in meetings.enumerated() {
-            let (meetingScores, picture) = try evaluate(meeting, number: number, regions: regions?[meeting.name], progress: progress)
-            scores.append(meetingScores)
-            if let picture { pictures.append((meeting.name, picture)) }
+        // Meetings are independent: `jobs` threads take them in order; the results keep that order,
+        // and the first failure (in meeting order) is the one reported.
+        let results = Mutex<[Int: Result<([MeetingScore], String?), CommandError>]>([:])
+        let next = Atomic<Int>(0)
+        let failed = Atomic<Bool>(false)
+        DispatchQueue.concurrentPerform(iterations: min(jobs, meetings.count)) { _ in
+            while !failed.load(ordering: .relaxed) {
+                let number = next.add(1, ordering: .relaxed).oldValue
+                guard number < meetings.count else { return }
+                let meeting = meetings[number]
+                let result: Result<([MeetingScore], String?), CommandError>
+                do throws(CommandError) {
+                    result = .success(try evaluate(meeting, number: number, regions: regions?[meeting.name], progress: progress))
+                } catch {
+                    result = .failure(error)
+                    failed.store(true, ordering: .relaxed)
+                }
+                results.withLock { $0[number] = result }
+            }
         }
         progress.clear()
+        var scores: [[MeetingScore]] = []
+        var pictures: [(name: String, svg: String)] = []
+        let finished = results.withLock { $0 }
+        for number in meetings.indices {
+            guard let result = finished[number] else { continue }
+            let (meetingScores, picture) = try result.get()
+            scores.append(meetingScores)
+            if let picture { pictures.append((meetings[number].name, picture)) }
+        }
 
         let output = BufferedOutput()
         if json {
@@ -294,12 +328,17 @@ private struct PlotFolder {
 }
 
 /// A progress bar on standard error while meetings are evaluated, drawn only on a terminal:
-/// `eval [#########...........]  45%  dev-003 · chime`.
-final class EvalProgress {
+/// `eval [#########...........]  45%  dev-003 · chime`. Safe from the threads that evaluate meetings at
+/// once: each reports its own run's fraction, and the bar shows the sum of all.
+final class EvalProgress: Sendable {
     private let enabled = Console.errorIsTerminal
     private let total: Double
     private let runsPerMeeting: Int
-    private var shown = ""
+    private struct State {
+        var done: [Int: Double] = [:]
+        var shown = ""
+    }
+    private let state = Mutex(State())
 
     init(meetings: Int, runsPerMeeting: Int) {
         self.runsPerMeeting = max(1, runsPerMeeting)
@@ -309,22 +348,29 @@ final class EvalProgress {
     /// Shows run `run` of meeting `meeting` (both from 0) at `fraction` done.
     func show(meeting: Int, run: Int, fraction: Double, label: String) {
         guard enabled else { return }
-        let done = (Double(meeting * runsPerMeeting + run) + min(max(fraction, 0), 1)) / total
-        let width = 24
-        let filled = Int((done * Double(width)).rounded(.down))
-        let percent = Int((done * 100).rounded(.down))
-        let line = "eval [" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-            + "] " + String(percent).leftPadded(to: 3) + "%  " + label
-        guard line != shown else { return }
-        shown = line
-        try? BufferedOutput.write("\r\u{1B}[2K" + line, to: STDERR_FILENO)
+        let line: String? = state.withLock { state in
+            state.done[meeting] = Double(run) + min(max(fraction, 0), 1)
+            let done = state.done.values.reduce(0, +) / total
+            let width = 24
+            let filled = Int((done * Double(width)).rounded(.down))
+            let percent = Int((done * 100).rounded(.down))
+            let line = "eval [" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+                + "] " + String(percent).leftPadded(to: 3) + "%  " + label
+            guard line != state.shown else { return nil }
+            state.shown = line
+            return line
+        }
+        if let line { try? BufferedOutput.write("\r\u{1B}[2K" + line, to: STDERR_FILENO) }
     }
 
     /// Erases the bar.
     func clear() {
-        guard enabled, !shown.isEmpty else { return }
-        shown = ""
-        try? BufferedOutput.write("\r\u{1B}[2K", to: STDERR_FILENO)
+        guard enabled else { return }
+        let wasShown = state.withLock { state in
+            defer { state.shown = "" }
+            return !state.shown.isEmpty
+        }
+        if wasShown { try? BufferedOutput.write("\r\u{1B}[2K", to: STDERR_FILENO) }
     }
 }
 

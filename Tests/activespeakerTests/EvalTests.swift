@@ -248,3 +248,20 @@ import TestSupport
         #expect(detect.status == 64 && detect.stderr.contains("unknown policy 'zoom'"))
     }
 }
+
+/// `eval --jobs`: meetings at once, same results.
+@Suite struct EvalJobsTests {
+    @Test func resultsDoNotDependOnTheJobs() throws {
+        let meetings = FixturePaths.fixtures.appendingPathComponent("meetings").path
+        let one = try CLI.run(["eval", "--jobs", "1", "--policies", "hysteresis,chime", "--json", meetings])
+        let three = try CLI.run(["eval", "--jobs", "3", "--policies", "hysteresis,chime", "--json", meetings])
+        #expect(one.status == 0 && three.status == 0, "\(one.stderr)\(three.stderr)")
+        #expect(!one.stdout.isEmpty && one.stdout == three.stdout)
+    }
+
+    @Test(arguments: ["0", "x", "257"])
+    func badJobsAreUsageErrors(jobs: String) throws {
+        let result = try CLI.run(["eval", "--jobs", jobs, FixturePaths.fixtures.appendingPathComponent("meetings").path])
+        #expect(result.status == 64 && result.stderr.contains("--jobs"), "\(result.stderr)")
+    }
+}
