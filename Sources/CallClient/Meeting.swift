@@ -27,6 +27,9 @@ public struct MeetingConfiguration: Sendable {
     public var joinTimeout: Double = 10
     /// Seconds between keep-alive pings (the server drops silent clients).
     public var pingInterval: Double = 5
+    /// Seconds between two reads of the device list while a device listener is set
+    /// (`setAudioDeviceChangeListener`): a microphone plugged in or removed is told within this time.
+    public var devicePollInterval: Double = 1
 
     public init(server: String, roomId: String, token: String) {
         self.server = server
@@ -68,8 +71,10 @@ public final class Meeting: @unchecked Sendable {
         var webcam = false
         var microphone: MicrophoneChoice
         var selectedOutput = AudioDeviceInfo.speaker
-        var deviceListener: (@Sendable (AudioDeviceInfo?, [AudioDeviceInfo]) -> Void)?
-        var lastMicrophones: [AudioDeviceInfo] = []
+        var deviceListener: AudioDeviceChangeListener?
+        /// Reads the device list while a device listener is set.
+        var devicePoll: (any DispatchSourceTimer)?
+        var lastDevices: [AudioDeviceInfo] = []
         var joinWaiter: CheckedContinuation<Result<Void, MeetingError>, Never>?
         var client: WebSocketClient?
         var socket: UDPSocket?
@@ -87,9 +92,17 @@ public final class Meeting: @unchecked Sendable {
 
     private let state: Mutex<State>
     private let deviceQueue = DispatchQueue(label: "activespeaker.meeting.devices")
+    /// The microphones there are now (ALSA's, or a test's).
+    private let listMicrophones: @Sendable () -> [AudioDeviceInfo]
 
-    public init(configuration: MeetingConfiguration) {
+    public convenience init(configuration: MeetingConfiguration) {
+        self.init(configuration: configuration, microphones: DeviceCatalog.microphones)
+    }
+
+    /// A meeting whose microphones are listed by `microphones` instead of alsa-lib (tests).
+    init(configuration: MeetingConfiguration, microphones: @escaping @Sendable () -> [AudioDeviceInfo]) {
         self.configuration = configuration
+        self.listMicrophones = microphones
         state = Mutex(State(microphone: configuration.microphone))
     }
 
@@ -99,6 +112,7 @@ public final class Meeting: @unchecked Sendable {
     /// microphone thread (which holds no reference to the meeting) and only asks the connection to
     /// close (`WebSocketClient.close` does not join its own thread).
     deinit {
+        state.withLock { $0.devicePoll?.cancel() }  // never waits
         leave()
     }
 
@@ -316,7 +330,7 @@ public final class Meeting: @unchecked Sendable {
         if let opened {
             source = opened
         } else {
-            switch Self.openSource(choice) {
+            switch Self.openSource(choice, microphones: listMicrophones) {
             case .success(let opened): source = opened
             case .failure(let error): return error
             }
@@ -337,14 +351,16 @@ public final class Meeting: @unchecked Sendable {
         }
     }
 
-    static func openSource(_ choice: MicrophoneChoice) -> Result<any MicrophoneSource, MeetingError> {
+    static func openSource(
+        _ choice: MicrophoneChoice, microphones: () -> [AudioDeviceInfo]
+    ) -> Result<any MicrophoneSource, MeetingError> {
         switch choice {
         case .none:
             return .failure(MeetingError(code: .noMicrophoneFound, "no microphone was chosen"))
         case .custom(let track):
             return .success(track.source)
         case .device(let name):
-            guard let device = name ?? DeviceCatalog.microphones().first?.deviceId else {
+            guard let device = name ?? microphones().first?.deviceId else {
                 return .failure(MeetingError(code: .noMicrophoneFound, "no microphone device found"))
             }
             do {
@@ -357,14 +373,40 @@ public final class Meeting: @unchecked Sendable {
 
     // MARK: Audio devices (device-switching guide semantics)
 
-    /// The output first (`Speaker`), then every microphone.
+    /// The device listener's type: the selected microphone and every device, on the main actor.
+    public typealias AudioDeviceChangeListener = @MainActor @Sendable (AudioDeviceInfo?, [AudioDeviceInfo]) -> Void
+
+    /// The output first (`Speaker`), then every microphone (ALSA's capture devices, without its
+    /// `null`, which records nothing).
     public func getMics() -> [AudioDeviceInfo] {
-        [AudioDeviceInfo.speaker] + DeviceCatalog.microphones()
+        [AudioDeviceInfo.speaker] + listMicrophones()
     }
 
-    /// The selected audio output.
+    /// The microphone the meeting records from (or would, when it starts): the chosen device, the
+    /// default one (the first microphone `getMics()` lists) for `.device(nil)`, an entry with id
+    /// `custom` and the track's label for a custom track; nil without a microphone (`.none`, or no
+    /// device at all). `changeMic` changes it.
     public func getSelectedAudioDevice() -> AudioDeviceInfo? {
-        state.withLock { $0.selectedOutput }
+        selectedMicrophone(among: listMicrophones())
+    }
+
+    /// The selected device of one kind: the output (`setAudioDevice`) or the microphone
+    /// (`getSelectedAudioDevice()`).
+    public func getSelectedAudioDevice(kind: AudioDeviceInfo.Kind) -> AudioDeviceInfo? {
+        switch kind {
+        case .speaker: state.withLock { $0.selectedOutput }
+        case .microphone: getSelectedAudioDevice()
+        }
+    }
+
+    private func selectedMicrophone(among microphones: [AudioDeviceInfo]) -> AudioDeviceInfo? {
+        switch state.withLock({ $0.microphone }) {
+        case .none: return nil
+        case .custom(let track): return AudioDeviceInfo(deviceId: "custom", label: track.label, kind: .microphone)
+        case .device(nil): return microphones.first
+        case .device(let name?):
+            return microphones.first { $0.deviceId == name } ?? AudioDeviceInfo(deviceId: name, label: name, kind: .microphone)
+        }
     }
 
     /// Selects the audio output.
@@ -377,31 +419,49 @@ public final class Meeting: @unchecked Sendable {
         notifyDeviceListener()
     }
 
-    /// Registers the one device listener: called at once with the selected output and the device list,
-    /// and after each change, on one serial queue. A later call replaces it; nil removes it.
-    public func setAudioDeviceChangeListener(_ listener: (@Sendable (AudioDeviceInfo?, [AudioDeviceInfo]) -> Void)?) {
-        state.withLock { $0.deviceListener = listener }
+    /// Registers the one device listener, called on the main actor (the main queue) with the selected
+    /// microphone (`getSelectedAudioDevice()`) and `getMics()`: at once, when a device is plugged in or
+    /// removed (the list is read every `devicePollInterval` seconds while a listener is set), after
+    /// `changeMic` and `setAudioDevice`. Calls come one at a time, in order. A later call replaces it;
+    /// nil removes it and stops the polling.
+    public func setAudioDeviceChangeListener(_ listener: AudioDeviceChangeListener?) {
+        let interval = configuration.devicePollInterval
+        state.withLock { s in
+            s.deviceListener = listener
+            s.devicePoll?.cancel()
+            s.devicePoll = nil
+            guard listener != nil, interval > 0 else { return }
+            // The timer holds the meeting weakly; `deinit` cancels it.
+            let poll = DispatchSource.makeTimerSource(queue: deviceQueue)
+            poll.schedule(deadline: .now() + interval, repeating: interval)
+            poll.setEventHandler { [weak self] in self?.refreshDevices() }
+            poll.resume()
+            s.devicePoll = poll
+        }
         if listener != nil { notifyDeviceListener() }
     }
 
-    /// Re-reads the device list and tells the listener if it changed (call it from a hot-plug watcher).
+    /// Re-reads the device list now and tells the listener if it changed (the listener's polling
+    /// does this every `devicePollInterval`).
     public func refreshDevices() {
-        let mics = getMics()
+        let devices = getMics()
         let changed = state.withLock { s in
-            defer { s.lastMicrophones = mics }
-            return s.lastMicrophones != mics
+            defer { s.lastDevices = devices }
+            return s.lastDevices != devices
         }
-        if changed { notifyDeviceListener(devices: mics) }
+        if changed { notifyDeviceListener(devices: devices) }
     }
 
     private func notifyDeviceListener(devices: [AudioDeviceInfo]? = nil) {
         let devices = devices ?? getMics()
-        let (listener, selected) = state.withLock { s in
-            s.lastMicrophones = devices
-            return (s.deviceListener, s.selectedOutput)
+        let selected = selectedMicrophone(among: Array(devices.dropFirst()))
+        let listener = state.withLock { s in
+            s.lastDevices = devices
+            return s.deviceListener
         }
         guard let listener else { return }
-        deviceQueue.async { listener(selected, devices) }
+        // The main queue runs its blocks one at a time, in the order they were queued.
+        DispatchQueue.main.async { MainActor.assumeIsolated { listener(selected, devices) } }
     }
 
     /// Switches to another microphone: `deviceId`, or with nil the next one after the current.
@@ -409,7 +469,7 @@ public final class Meeting: @unchecked Sendable {
     /// - Throws: `MeetingError` 3059 if there is no (such) microphone, 3002 if it cannot be opened; the
     ///   previous microphone then stays, and the error also goes to `onError`.
     public func changeMic(deviceId: String? = nil) async throws(MeetingError) {
-        let mics = DeviceCatalog.microphones()
+        let mics = listMicrophones()
         let current: String? = state.withLock { s in
             if case .device(let name) = s.microphone { return name ?? mics.first?.deviceId }
             return nil
@@ -436,7 +496,7 @@ public final class Meeting: @unchecked Sendable {
     private func switchMicrophone(to choice: MicrophoneChoice) throws(MeetingError) {
         // Open the new source first: on failure the old microphone keeps running.
         let source: any MicrophoneSource
-        switch Self.openSource(choice) {
+        switch Self.openSource(choice, microphones: listMicrophones) {
         case .success(let opened): source = opened
         case .failure(let error): throw reported(error)
         }
@@ -452,6 +512,7 @@ public final class Meeting: @unchecked Sendable {
         }
         guard live, let old, let localID else {
             source.stop()
+            notifyDeviceListener()
             return
         }
         old.stop()
