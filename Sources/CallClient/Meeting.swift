@@ -18,7 +18,8 @@ public struct MeetingConfiguration: Sendable {
     /// The name others see; nil: the token's name.
     public var displayName: String?
     /// Whether the microphone is on when joining. When off, a publisher's microphone still runs, muted:
-    /// nothing is sent, but the local engine listens so that `speakingWhileMuted` can fire.
+    /// nothing is sent, but the local engine listens so that `speakingWhileMuted` can fire. With
+    /// `microphone = .none` the microphone is off whatever this says.
     public var micEnabled = true
     /// Whether the (signalled) video is on when joining.
     public var webcamEnabled = false
@@ -75,6 +76,8 @@ public final class Meeting: @unchecked Sendable {
         /// Reads the device list while a device listener is set.
         var devicePoll: (any DispatchSourceTimer)?
         var lastDevices: [AudioDeviceInfo] = []
+        /// Why the server is about to close the connection (its 4011, 4012 or 4013 came first).
+        var ending: (reason: MeetingLeaveReason, error: MeetingError)?
         var joinWaiter: CheckedContinuation<Result<Void, MeetingError>, Never>?
         var client: WebSocketClient?
         var socket: UDPSocket?
@@ -191,7 +194,7 @@ public final class Meeting: @unchecked Sendable {
         guard let client else { return }
         client.send(ClientMessage.leave.json)
         shutDown()
-        emit(.meetingLeft(reason: nil))
+        emit(.meetingLeft(reason: .left, error: nil))
         eventQueue.finish()
     }
 
@@ -218,7 +221,9 @@ public final class Meeting: @unchecked Sendable {
             client.close()
             return MeetingError(code: .network, "cannot open a UDP socket: \(error)")
         }
-        let wantsMic = configuration.micEnabled
+        // No microphone: joined with it off (an unmute later says 3059).
+        let wantsMic: Bool
+        if case .none = configuration.microphone { wantsMic = false } else { wantsMic = configuration.micEnabled }
         state.withLock { s in
             s.client = client
             s.socket = socket
@@ -290,13 +295,26 @@ public final class Meeting: @unchecked Sendable {
     public func enableWebcam() { setWebcam(true) }
     public func disableWebcam() { setWebcam(false) }
 
+    /// Signals the webcam's state; the local participant's `streamEnabled`/`streamDisabled` (video)
+    /// follows at once, as it does for a microphone switch (the server's echo is not repeated).
     private func setWebcam(_ on: Bool) {
-        let client: WebSocketClient? = state.withLock { s in
-            guard s.phase == .joined, s.webcam != on else { return nil }
+        let (client, update): (WebSocketClient?, ParticipantListUpdate?) = state.withLock { s in
+            guard s.phase == .joined, s.webcam != on, let localID = s.localID else { return (nil, nil) }
             s.webcam = on
-            return s.client
+            s.participants[localID]?.videoEnabled = on
+            return (s.client, Self.update(s, updated: [localID]))
         }
-        client?.send((on ? ClientMessage.enableStream(.video) : .disableStream(.video)).json)
+        guard let client, let localID = update?.updated.first?.id else { return }
+        client.send((on ? ClientMessage.enableStream(.video) : .disableStream(.video)).json)
+        emit(on ? .streamEnabled(participantId: localID, kind: .video) : .streamDisabled(participantId: localID, kind: .video))
+        if let update { emit(.participantsChanged(update)) }
+    }
+
+    /// The list update for participants whose state changed (ids still in the room).
+    private static func update(_ s: State, added: [Participant] = [], removed: [Participant] = [], updated ids: [String] = []) -> ParticipantListUpdate {
+        ParticipantListUpdate(
+            added: added, removed: removed, updated: ids.compactMap { s.participants[$0] },
+            participants: s.order.compactMap { s.participants[$0] })
     }
 
     /// Sends a text or data message to one participant, or to everyone.
@@ -566,31 +584,39 @@ public final class Meeting: @unchecked Sendable {
         case .joined(let room):
             joined(room)
         case .participantJoined(let info):
-            let participant = state.withLock { s in
-                let participant = Participant(info, isLocal: false)
+            let (participant, update) = state.withLock { s in
+                let participant = Participant(info, isLocal: false, listeners: eventQueue.participantListeners)
                 if let ssrc = info.ssrc { s.owners[ssrc] = info.id }
                 if s.participants[info.id] == nil { s.order.append(info.id) }
                 s.participants[info.id] = participant
-                return participant
+                return (participant, Self.update(s, added: [participant]))
             }
             emit(.participantJoined(participant))
+            emit(.participantsChanged(update))
         case .participantLeft(let id, let reason):
-            let (participant, isLocal) = state.withLock { s in
+            let (participant, isLocal, update) = state.withLock { s in
                 s.order.removeAll { $0 == id }
-                return (s.participants.removeValue(forKey: id), s.localID == id)
+                let participant = s.participants.removeValue(forKey: id)
+                return (participant, s.localID == id, Self.update(s, removed: participant.map { [$0] } ?? []))
             }
-            if let participant, !isLocal { emit(.participantLeft(participant, reason: reason)) }
+            if let participant, !isLocal {
+                emit(.participantLeft(participant, reason: reason))
+                emit(.participantsChanged(update))
+            }
         case .streamEnabled(let id, let kind), .streamDisabled(let id, let kind):
             let enabled: Bool
             if case .streamEnabled = message { enabled = true } else { enabled = false }
-            state.withLock { s in
+            let (isLocal, update) = state.withLock { s in
                 if kind == .audio { s.participants[id]?.audioEnabled = enabled } else { s.participants[id]?.videoEnabled = enabled }
+                return (s.localID == id, Self.update(s, updated: [id]))
             }
-            if state.withLock({ $0.localID }) != id {
+            // The local participant's own changes were raised when it made them.
+            if !isLocal {
                 emit(enabled ? .streamEnabled(participantId: id, kind: kind) : .streamDisabled(participantId: id, kind: kind))
+                emit(.participantsChanged(update))
             }
         case .micMuted(let id, let muted, let by):
-            state.withLock { s in
+            let update = state.withLock { s in
                 s.participants[id]?.micMuted = muted
                 if id == s.localID {
                     // A moderator's mute applies to the local microphone too, and holds until a moderator lifts it.
@@ -598,8 +624,10 @@ public final class Meeting: @unchecked Sendable {
                     s.micMuted = muted
                     s.publisher?.muted = muted
                 }
+                return Self.update(s, updated: [id])
             }
             emit(.micMuted(participantId: id, muted: muted, by: by))
+            emit(.participantsChanged(update))
         case .speakerChanged(let id, _):
             state.withLock { $0.speaker = id }
             emit(.speakerChanged(participantId: id))
@@ -608,8 +636,23 @@ public final class Meeting: @unchecked Sendable {
         case .message(let body, let from, _):
             emit(.message(from: from, body: body))
         case .error(let error):
-            let joining = state.withLock { $0.phase == .joining }
-            if joining { finishJoin(.failure(MeetingError(error))) } else { emit(.error(MeetingError(error))) }
+            let ending: MeetingLeaveReason? =
+                switch error.code {
+                case .removed: .removed
+                case .timedOut: .timedOut
+                case .roomClosed: .roomClosed
+                default: nil
+                }
+            let phase = state.withLock { s in
+                // The server closes the connection after these: the close says why it ended.
+                if let ending, s.phase == .joined { s.ending = (ending, MeetingError(error)) }
+                return s.phase
+            }
+            if phase == .joining {
+                finishJoin(.failure(MeetingError(error)))
+            } else if ending == nil || phase != .joined {
+                emit(.error(MeetingError(error)))
+            }
         case .pong:
             break
         }
@@ -624,7 +667,7 @@ public final class Meeting: @unchecked Sendable {
             s.speaker = room.speakerID
             for info in room.participants {
                 s.order.append(info.id)
-                s.participants[info.id] = Participant(info, isLocal: info.id == room.participantID)
+                s.participants[info.id] = Participant(info, isLocal: info.id == room.participantID, listeners: eventQueue.participantListeners)
                 if let ssrc = info.ssrc { s.owners[ssrc] = info.id }
             }
             let me = s.participants[room.participantID]
@@ -655,19 +698,25 @@ public final class Meeting: @unchecked Sendable {
         finishJoin(.success(()))
     }
 
+    /// The connection closed: after the server's 4011, 4012 or 4013 the meeting was left for that
+    /// reason (removed, timed out, room closed), otherwise the connection was lost (3001, also an error).
     private func connectionClosed(code: UInt16?, reason: String) {
-        let wasJoined = state.withLock { s in
+        let (wasJoined, ending) = state.withLock { s in
             defer { if s.phase == .joined { s.phase = .left } }
-            return s.phase == .joined
+            return (s.phase == .joined, s.ending)
         }
         if !wasJoined {
             finishJoin(.failure(MeetingError(code: .network, "connection closed by the server \(reason)")))
             return
         }
-        let error = MeetingError(code: .network, "connection to \(configuration.server) lost\(reason.isEmpty ? "" : ": " + reason)")
         shutDown()
-        emit(.error(error))
-        emit(.meetingLeft(reason: error))
+        if let ending {
+            emit(.meetingLeft(reason: ending.reason, error: ending.error))
+        } else {
+            let error = MeetingError(code: .network, "connection to \(configuration.server) lost\(reason.isEmpty ? "" : ": " + reason)")
+            emit(.error(error))
+            emit(.meetingLeft(reason: .connectionLost, error: error))
+        }
         eventQueue.finish()
     }
 
