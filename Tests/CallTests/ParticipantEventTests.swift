@@ -1,5 +1,4 @@
 import CallClient
-import CallProtocol
 import CallServer
 import CallTransport
 import Foundation
