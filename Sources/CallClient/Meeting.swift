@@ -275,7 +275,8 @@ public final class Meeting: @unchecked Sendable {
     }
 
     /// Unmutes the microphone, unless a moderator muted it: then an `error` event (4006) says so and the
-    /// microphone stays muted until a moderator lifts the mute.
+    /// microphone stays muted until a moderator lifts the mute. A microphone that cannot be opened, or
+    /// none (`.none`), gives an `error` event (3002, 3059) and stays muted; the server is not told.
     public func unmuteMic() {
         if let moderator = state.withLock({ $0.phase == .joined ? $0.micMutedBy : nil }) {
             emit(.error(MeetingError(CallError(.notAllowed, "muted by \(moderator): only a moderator can unmute you"))))
@@ -288,7 +289,11 @@ public final class Meeting: @unchecked Sendable {
             return (s.client, s.publisher == nil)
         }
         guard let client else { return }
-        if needsStart, let error = startPublishing(muted: false) { emit(.error(error)) }
+        if needsStart, let error = startPublishing(muted: false) {
+            state.withLock { $0.micMuted = true }
+            emit(.error(error))
+            return
+        }
         client.send(ClientMessage.unmuteMic.json)
     }
 

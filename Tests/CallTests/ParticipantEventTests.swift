@@ -213,5 +213,18 @@ import TestSupport
         #expect(await Waiting.until(timeout: 5) { log.levelReports.load(ordering: .relaxed) >= 3 })
         #expect(log.all.isEmpty, "\(log.all)")
         #expect(server.mediaStatistics.accepted == 0)
+
+        // Unmuting without a microphone: 3059, and the participant stays muted for everyone.
+        let watcher = Self.meeting(server, "watcher", microphone: .none)
+        let watched = MeetingLog()
+        watcher.addEventListener(watched)
+        try await watcher.join()
+        defer { watcher.leave() }
+        alice.unmuteMic()
+        #expect(await Waiting.until(timeout: 5) { log.all == ["error 3059"] }, "\(log.all)")
+        let reports = watched.levelReports.load(ordering: .relaxed)
+        #expect(await Waiting.until(timeout: 5) { watched.levelReports.load(ordering: .relaxed) >= reports + 3 })
+        #expect(watcher.participants.first { $0.id == "alice" }?.micMuted == true, "the server was not told")
+        #expect(alice.localParticipant?.micMuted == true)
     }
 }
