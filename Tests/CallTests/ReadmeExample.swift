@@ -14,17 +14,21 @@ final class Printer: MeetingEventListener {
 }
 
 struct MeetingBot {
-    static func main() async throws {
-        try await run(Array(CommandLine.arguments.dropFirst()))
+    static func main() async {
+        do {
+            try await run(Array(CommandLine.arguments.dropFirst()))
+        } catch {
+            print("error \(error.code.rawValue): \(error.message)")
+        }
     }
 
     /// `MeetingBot SERVER ROOM TOKEN FILE`: joins with FILE as its microphone and leaves when the room
     /// names it the speaker.
-    static func run(_ arguments: [String]) async throws {
+    static func run(_ arguments: [String]) async throws(MeetingError) {
         guard arguments.count == 4 else { return print("usage: MeetingBot SERVER ROOM TOKEN FILE") }
         var configuration = MeetingConfiguration(server: arguments[0], roomId: arguments[1], token: arguments[2])
         configuration.microphone = .custom(try CustomMicrophoneTrack.file(arguments[3]))  // or .device("hw:1,0")
-        configuration.displayName = "Meeting bot"
+        configuration.displayName = "Meeting bot"  // refused (4006) if the token signs a name
         let meeting = Meeting(configuration: configuration)
         meeting.addEventListener(Printer())
         try await meeting.join()  // throws MeetingError: see joinFailure (invalid token, expired, …)
