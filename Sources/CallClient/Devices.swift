@@ -1,15 +1,18 @@
 import Foundation
 import SpeakerIO
 
-/// An audio device as the device-switching API shows it.
+/// An audio device as the device-switching API shows it: the one output, `Speaker`, and the
+/// microphones.
 public struct AudioDeviceInfo: Sendable, Hashable, Identifiable {
-    public enum Kind: Sendable, Hashable {
-        /// The audio output ("Speaker").
-        case speaker
-        case microphone
+    /// Output or input; the raw values are the browsers' and the seeds' `kind` strings.
+    public enum Kind: String, Sendable, Hashable {
+        /// The audio output (`Speaker`).
+        case speaker = "audiooutput"
+        case microphone = "audioinput"
     }
 
-    /// For microphones the ALSA name (`hw:0,0`, `default`, a PCM from an ALSA configuration).
+    /// `Speaker` for the output; for microphones the ALSA name (`hw:0,0`, `default`, a PCM from an
+    /// ALSA configuration).
     public var deviceId: String
     public var label: String
     public var kind: Kind
@@ -21,8 +24,8 @@ public struct AudioDeviceInfo: Sendable, Hashable, Identifiable {
         self.kind = kind
     }
 
-    /// The one output entry.
-    public static let speaker = AudioDeviceInfo(deviceId: "speaker", label: "Speaker", kind: .speaker)
+    /// The one output entry: id and label `Speaker`, as the device-switching guides filter it.
+    public static let speaker = AudioDeviceInfo(deviceId: "Speaker", label: "Speaker", kind: .speaker)
 }
 
 /// A webcam (V4L2 device). Video is signalled state only.
@@ -72,17 +75,23 @@ public final class CustomMicrophoneTrack: Sendable {
 
 /// Where a meeting's microphone comes from.
 public enum MicrophoneChoice: Sendable {
-    /// A sound device by ALSA name; nil: the first microphone `getMics()` lists.
+    /// A sound device by ALSA name; nil: the first microphone `getMics()` lists (never ALSA's `null`,
+    /// which records nothing).
     case device(String?)
     case custom(CustomMicrophoneTrack)
-    /// No microphone (a listener, a recorder, a bot).
+    /// No microphone (a listener, a recorder, a bot): the meeting joins with the microphone off,
+    /// whatever `micEnabled` says.
     case none
 }
 
 enum DeviceCatalog {
-    /// The microphones alsa-lib knows.
+    /// ALSA PCMs that capture nothing real: `null` reads digital silence for ever. They are never
+    /// listed as microphones, so never chosen as the default or by `changeMic()`.
+    static let pseudoDevices: Set<String> = ["null"]
+
+    /// The microphones alsa-lib knows, without the pseudo devices.
     static func microphones() -> [AudioDeviceInfo] {
-        AudioDevices.list().filter(\.canCapture).map {
+        AudioDevices.list().filter { $0.canCapture && !pseudoDevices.contains($0.name) }.map {
             AudioDeviceInfo(deviceId: $0.name, label: $0.description.isEmpty ? $0.name : $0.description, kind: .microphone)
         }
     }

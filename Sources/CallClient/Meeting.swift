@@ -18,7 +18,8 @@ public struct MeetingConfiguration: Sendable {
     /// The name others see; nil: the token's name.
     public var displayName: String?
     /// Whether the microphone is on when joining. When off, a publisher's microphone still runs, muted:
-    /// nothing is sent, but the local engine listens so that `speakingWhileMuted` can fire.
+    /// nothing is sent, but the local engine listens so that `speakingWhileMuted` can fire. With
+    /// `microphone = .none` the microphone is off whatever this says.
     public var micEnabled = true
     /// Whether the (signalled) video is on when joining.
     public var webcamEnabled = false
@@ -27,6 +28,9 @@ public struct MeetingConfiguration: Sendable {
     public var joinTimeout: Double = 10
     /// Seconds between keep-alive pings (the server drops silent clients).
     public var pingInterval: Double = 5
+    /// Seconds between two reads of the device list while a device listener is set
+    /// (`setAudioDeviceChangeListener`): a microphone plugged in or removed is told within this time.
+    public var devicePollInterval: Double = 1
 
     public init(server: String, roomId: String, token: String) {
         self.server = server
@@ -68,8 +72,12 @@ public final class Meeting: @unchecked Sendable {
         var webcam = false
         var microphone: MicrophoneChoice
         var selectedOutput = AudioDeviceInfo.speaker
-        var deviceListener: (@Sendable (AudioDeviceInfo?, [AudioDeviceInfo]) -> Void)?
-        var lastMicrophones: [AudioDeviceInfo] = []
+        var deviceListener: AudioDeviceChangeListener?
+        /// Reads the device list while a device listener is set.
+        var devicePoll: (any DispatchSourceTimer)?
+        var lastDevices: [AudioDeviceInfo] = []
+        /// Why the server is about to close the connection (its 4011, 4012 or 4013 came first).
+        var ending: (reason: MeetingLeaveReason, error: MeetingError)?
         var joinWaiter: CheckedContinuation<Result<Void, MeetingError>, Never>?
         var client: WebSocketClient?
         var socket: UDPSocket?
@@ -87,9 +95,17 @@ public final class Meeting: @unchecked Sendable {
 
     private let state: Mutex<State>
     private let deviceQueue = DispatchQueue(label: "activespeaker.meeting.devices")
+    /// The microphones there are now (ALSA's, or a test's).
+    private let listMicrophones: @Sendable () -> [AudioDeviceInfo]
 
-    public init(configuration: MeetingConfiguration) {
+    public convenience init(configuration: MeetingConfiguration) {
+        self.init(configuration: configuration, microphones: DeviceCatalog.microphones)
+    }
+
+    /// A meeting whose microphones are listed by `microphones` instead of alsa-lib (tests).
+    init(configuration: MeetingConfiguration, microphones: @escaping @Sendable () -> [AudioDeviceInfo]) {
         self.configuration = configuration
+        self.listMicrophones = microphones
         state = Mutex(State(microphone: configuration.microphone))
     }
 
@@ -99,6 +115,7 @@ public final class Meeting: @unchecked Sendable {
     /// microphone thread (which holds no reference to the meeting) and only asks the connection to
     /// close (`WebSocketClient.close` does not join its own thread).
     deinit {
+        state.withLock { $0.devicePoll?.cancel() }  // never waits
         leave()
     }
 
@@ -177,7 +194,7 @@ public final class Meeting: @unchecked Sendable {
         guard let client else { return }
         client.send(ClientMessage.leave.json)
         shutDown()
-        emit(.meetingLeft(reason: nil))
+        emit(.meetingLeft(reason: .left, error: nil))
         eventQueue.finish()
     }
 
@@ -204,7 +221,9 @@ public final class Meeting: @unchecked Sendable {
             client.close()
             return MeetingError(code: .network, "cannot open a UDP socket: \(error)")
         }
-        let wantsMic = configuration.micEnabled
+        // No microphone: joined with it off (an unmute later says 3059).
+        let wantsMic: Bool
+        if case .none = configuration.microphone { wantsMic = false } else { wantsMic = configuration.micEnabled }
         state.withLock { s in
             s.client = client
             s.socket = socket
@@ -256,7 +275,8 @@ public final class Meeting: @unchecked Sendable {
     }
 
     /// Unmutes the microphone, unless a moderator muted it: then an `error` event (4006) says so and the
-    /// microphone stays muted until a moderator lifts the mute.
+    /// microphone stays muted until a moderator lifts the mute. A microphone that cannot be opened, or
+    /// none (`.none`), gives an `error` event (3002, 3059) and stays muted; the server is not told.
     public func unmuteMic() {
         if let moderator = state.withLock({ $0.phase == .joined ? $0.micMutedBy : nil }) {
             emit(.error(MeetingError(CallError(.notAllowed, "muted by \(moderator): only a moderator can unmute you"))))
@@ -269,20 +289,37 @@ public final class Meeting: @unchecked Sendable {
             return (s.client, s.publisher == nil)
         }
         guard let client else { return }
-        if needsStart, let error = startPublishing(muted: false) { emit(.error(error)) }
+        if needsStart, let error = startPublishing(muted: false) {
+            state.withLock { $0.micMuted = true }
+            emit(.error(error))
+            return
+        }
         client.send(ClientMessage.unmuteMic.json)
     }
 
     public func enableWebcam() { setWebcam(true) }
     public func disableWebcam() { setWebcam(false) }
 
+    /// Signals the webcam's state; the local participant's `streamEnabled`/`streamDisabled` (video)
+    /// follows at once, as it does for a microphone switch (the server's echo is not repeated).
     private func setWebcam(_ on: Bool) {
-        let client: WebSocketClient? = state.withLock { s in
-            guard s.phase == .joined, s.webcam != on else { return nil }
+        let (client, update): (WebSocketClient?, ParticipantListUpdate?) = state.withLock { s in
+            guard s.phase == .joined, s.webcam != on, let localID = s.localID else { return (nil, nil) }
             s.webcam = on
-            return s.client
+            s.participants[localID]?.videoEnabled = on
+            return (s.client, Self.update(s, updated: [localID]))
         }
-        client?.send((on ? ClientMessage.enableStream(.video) : .disableStream(.video)).json)
+        guard let client, let localID = update?.updated.first?.id else { return }
+        client.send((on ? ClientMessage.enableStream(.video) : .disableStream(.video)).json)
+        emit(on ? .streamEnabled(participantId: localID, kind: .video) : .streamDisabled(participantId: localID, kind: .video))
+        if let update { emit(.participantsChanged(update)) }
+    }
+
+    /// The list update for participants whose state changed (ids still in the room).
+    private static func update(_ s: State, added: [Participant] = [], removed: [Participant] = [], updated ids: [String] = []) -> ParticipantListUpdate {
+        ParticipantListUpdate(
+            added: added, removed: removed, updated: ids.compactMap { s.participants[$0] },
+            participants: s.order.compactMap { s.participants[$0] })
     }
 
     /// Sends a text or data message to one participant, or to everyone.
@@ -316,7 +353,7 @@ public final class Meeting: @unchecked Sendable {
         if let opened {
             source = opened
         } else {
-            switch Self.openSource(choice) {
+            switch Self.openSource(choice, microphones: listMicrophones) {
             case .success(let opened): source = opened
             case .failure(let error): return error
             }
@@ -337,14 +374,16 @@ public final class Meeting: @unchecked Sendable {
         }
     }
 
-    static func openSource(_ choice: MicrophoneChoice) -> Result<any MicrophoneSource, MeetingError> {
+    static func openSource(
+        _ choice: MicrophoneChoice, microphones: () -> [AudioDeviceInfo]
+    ) -> Result<any MicrophoneSource, MeetingError> {
         switch choice {
         case .none:
             return .failure(MeetingError(code: .noMicrophoneFound, "no microphone was chosen"))
         case .custom(let track):
             return .success(track.source)
         case .device(let name):
-            guard let device = name ?? DeviceCatalog.microphones().first?.deviceId else {
+            guard let device = name ?? microphones().first?.deviceId else {
                 return .failure(MeetingError(code: .noMicrophoneFound, "no microphone device found"))
             }
             do {
@@ -357,14 +396,40 @@ public final class Meeting: @unchecked Sendable {
 
     // MARK: Audio devices (device-switching guide semantics)
 
-    /// The output first (`Speaker`), then every microphone.
+    /// The device listener's type: the selected microphone and every device, on the main actor.
+    public typealias AudioDeviceChangeListener = @MainActor @Sendable (AudioDeviceInfo?, [AudioDeviceInfo]) -> Void
+
+    /// The output first (`Speaker`), then every microphone (ALSA's capture devices, without its
+    /// `null`, which records nothing).
     public func getMics() -> [AudioDeviceInfo] {
-        [AudioDeviceInfo.speaker] + DeviceCatalog.microphones()
+        [AudioDeviceInfo.speaker] + listMicrophones()
     }
 
-    /// The selected audio output.
+    /// The microphone the meeting records from (or would, when it starts): the chosen device, the
+    /// default one (the first microphone `getMics()` lists) for `.device(nil)`, an entry with id
+    /// `custom` and the track's label for a custom track; nil without a microphone (`.none`, or no
+    /// device at all). `changeMic` changes it.
     public func getSelectedAudioDevice() -> AudioDeviceInfo? {
-        state.withLock { $0.selectedOutput }
+        selectedMicrophone(among: listMicrophones())
+    }
+
+    /// The selected device of one kind: the output (`setAudioDevice`) or the microphone
+    /// (`getSelectedAudioDevice()`).
+    public func getSelectedAudioDevice(kind: AudioDeviceInfo.Kind) -> AudioDeviceInfo? {
+        switch kind {
+        case .speaker: state.withLock { $0.selectedOutput }
+        case .microphone: getSelectedAudioDevice()
+        }
+    }
+
+    private func selectedMicrophone(among microphones: [AudioDeviceInfo]) -> AudioDeviceInfo? {
+        switch state.withLock({ $0.microphone }) {
+        case .none: return nil
+        case .custom(let track): return AudioDeviceInfo(deviceId: "custom", label: track.label, kind: .microphone)
+        case .device(nil): return microphones.first
+        case .device(let name?):
+            return microphones.first { $0.deviceId == name } ?? AudioDeviceInfo(deviceId: name, label: name, kind: .microphone)
+        }
     }
 
     /// Selects the audio output.
@@ -377,31 +442,49 @@ public final class Meeting: @unchecked Sendable {
         notifyDeviceListener()
     }
 
-    /// Registers the one device listener: called at once with the selected output and the device list,
-    /// and after each change, on one serial queue. A later call replaces it; nil removes it.
-    public func setAudioDeviceChangeListener(_ listener: (@Sendable (AudioDeviceInfo?, [AudioDeviceInfo]) -> Void)?) {
-        state.withLock { $0.deviceListener = listener }
+    /// Registers the one device listener, called on the main actor (the main queue) with the selected
+    /// microphone (`getSelectedAudioDevice()`) and `getMics()`: at once, when a device is plugged in or
+    /// removed (the list is read every `devicePollInterval` seconds while a listener is set), after
+    /// `changeMic` and `setAudioDevice`. Calls come one at a time, in order. A later call replaces it;
+    /// nil removes it and stops the polling.
+    public func setAudioDeviceChangeListener(_ listener: AudioDeviceChangeListener?) {
+        let interval = configuration.devicePollInterval
+        state.withLock { s in
+            s.deviceListener = listener
+            s.devicePoll?.cancel()
+            s.devicePoll = nil
+            guard listener != nil, interval > 0 else { return }
+            // The timer holds the meeting weakly; `deinit` cancels it.
+            let poll = DispatchSource.makeTimerSource(queue: deviceQueue)
+            poll.schedule(deadline: .now() + interval, repeating: interval)
+            poll.setEventHandler { [weak self] in self?.refreshDevices() }
+            poll.resume()
+            s.devicePoll = poll
+        }
         if listener != nil { notifyDeviceListener() }
     }
 
-    /// Re-reads the device list and tells the listener if it changed (call it from a hot-plug watcher).
+    /// Re-reads the device list now and tells the listener if it changed (the listener's polling
+    /// does this every `devicePollInterval`).
     public func refreshDevices() {
-        let mics = getMics()
+        let devices = getMics()
         let changed = state.withLock { s in
-            defer { s.lastMicrophones = mics }
-            return s.lastMicrophones != mics
+            defer { s.lastDevices = devices }
+            return s.lastDevices != devices
         }
-        if changed { notifyDeviceListener(devices: mics) }
+        if changed { notifyDeviceListener(devices: devices) }
     }
 
     private func notifyDeviceListener(devices: [AudioDeviceInfo]? = nil) {
         let devices = devices ?? getMics()
-        let (listener, selected) = state.withLock { s in
-            s.lastMicrophones = devices
-            return (s.deviceListener, s.selectedOutput)
+        let selected = selectedMicrophone(among: Array(devices.dropFirst()))
+        let listener = state.withLock { s in
+            s.lastDevices = devices
+            return s.deviceListener
         }
         guard let listener else { return }
-        deviceQueue.async { listener(selected, devices) }
+        // The main queue runs its blocks one at a time, in the order they were queued.
+        DispatchQueue.main.async { MainActor.assumeIsolated { listener(selected, devices) } }
     }
 
     /// Switches to another microphone: `deviceId`, or with nil the next one after the current.
@@ -409,7 +492,7 @@ public final class Meeting: @unchecked Sendable {
     /// - Throws: `MeetingError` 3059 if there is no (such) microphone, 3002 if it cannot be opened; the
     ///   previous microphone then stays, and the error also goes to `onError`.
     public func changeMic(deviceId: String? = nil) async throws(MeetingError) {
-        let mics = DeviceCatalog.microphones()
+        let mics = listMicrophones()
         let current: String? = state.withLock { s in
             if case .device(let name) = s.microphone { return name ?? mics.first?.deviceId }
             return nil
@@ -436,7 +519,7 @@ public final class Meeting: @unchecked Sendable {
     private func switchMicrophone(to choice: MicrophoneChoice) throws(MeetingError) {
         // Open the new source first: on failure the old microphone keeps running.
         let source: any MicrophoneSource
-        switch Self.openSource(choice) {
+        switch Self.openSource(choice, microphones: listMicrophones) {
         case .success(let opened): source = opened
         case .failure(let error): throw reported(error)
         }
@@ -452,6 +535,7 @@ public final class Meeting: @unchecked Sendable {
         }
         guard live, let old, let localID else {
             source.stop()
+            notifyDeviceListener()
             return
         }
         old.stop()
@@ -505,31 +589,39 @@ public final class Meeting: @unchecked Sendable {
         case .joined(let room):
             joined(room)
         case .participantJoined(let info):
-            let participant = state.withLock { s in
-                let participant = Participant(info, isLocal: false)
+            let (participant, update) = state.withLock { s in
+                let participant = Participant(info, isLocal: false, listeners: eventQueue.participantListeners)
                 if let ssrc = info.ssrc { s.owners[ssrc] = info.id }
                 if s.participants[info.id] == nil { s.order.append(info.id) }
                 s.participants[info.id] = participant
-                return participant
+                return (participant, Self.update(s, added: [participant]))
             }
             emit(.participantJoined(participant))
+            emit(.participantsChanged(update))
         case .participantLeft(let id, let reason):
-            let (participant, isLocal) = state.withLock { s in
+            let (participant, isLocal, update) = state.withLock { s in
                 s.order.removeAll { $0 == id }
-                return (s.participants.removeValue(forKey: id), s.localID == id)
+                let participant = s.participants.removeValue(forKey: id)
+                return (participant, s.localID == id, Self.update(s, removed: participant.map { [$0] } ?? []))
             }
-            if let participant, !isLocal { emit(.participantLeft(participant, reason: reason)) }
+            if let participant, !isLocal {
+                emit(.participantLeft(participant, reason: reason))
+                emit(.participantsChanged(update))
+            }
         case .streamEnabled(let id, let kind), .streamDisabled(let id, let kind):
             let enabled: Bool
             if case .streamEnabled = message { enabled = true } else { enabled = false }
-            state.withLock { s in
+            let (isLocal, update) = state.withLock { s in
                 if kind == .audio { s.participants[id]?.audioEnabled = enabled } else { s.participants[id]?.videoEnabled = enabled }
+                return (s.localID == id, Self.update(s, updated: [id]))
             }
-            if state.withLock({ $0.localID }) != id {
+            // The local participant's own changes were raised when it made them.
+            if !isLocal {
                 emit(enabled ? .streamEnabled(participantId: id, kind: kind) : .streamDisabled(participantId: id, kind: kind))
+                emit(.participantsChanged(update))
             }
         case .micMuted(let id, let muted, let by):
-            state.withLock { s in
+            let update = state.withLock { s in
                 s.participants[id]?.micMuted = muted
                 if id == s.localID {
                     // A moderator's mute applies to the local microphone too, and holds until a moderator lifts it.
@@ -537,8 +629,10 @@ public final class Meeting: @unchecked Sendable {
                     s.micMuted = muted
                     s.publisher?.muted = muted
                 }
+                return Self.update(s, updated: [id])
             }
             emit(.micMuted(participantId: id, muted: muted, by: by))
+            emit(.participantsChanged(update))
         case .speakerChanged(let id, _):
             state.withLock { $0.speaker = id }
             emit(.speakerChanged(participantId: id))
@@ -547,8 +641,23 @@ public final class Meeting: @unchecked Sendable {
         case .message(let body, let from, _):
             emit(.message(from: from, body: body))
         case .error(let error):
-            let joining = state.withLock { $0.phase == .joining }
-            if joining { finishJoin(.failure(MeetingError(error))) } else { emit(.error(MeetingError(error))) }
+            let ending: MeetingLeaveReason? =
+                switch error.code {
+                case .removed: .removed
+                case .timedOut: .timedOut
+                case .roomClosed: .roomClosed
+                default: nil
+                }
+            let phase = state.withLock { s in
+                // The server closes the connection after these: the close says why it ended.
+                if let ending, s.phase == .joined { s.ending = (ending, MeetingError(error)) }
+                return s.phase
+            }
+            if phase == .joining {
+                finishJoin(.failure(MeetingError(error)))
+            } else if ending == nil || phase != .joined {
+                emit(.error(MeetingError(error)))
+            }
         case .pong:
             break
         case .observing:
@@ -566,7 +675,7 @@ public final class Meeting: @unchecked Sendable {
             s.speaker = room.speakerID
             for info in room.participants {
                 s.order.append(info.id)
-                s.participants[info.id] = Participant(info, isLocal: info.id == room.participantID)
+                s.participants[info.id] = Participant(info, isLocal: info.id == room.participantID, listeners: eventQueue.participantListeners)
                 if let ssrc = info.ssrc { s.owners[ssrc] = info.id }
             }
             let me = s.participants[room.participantID]
@@ -597,19 +706,25 @@ public final class Meeting: @unchecked Sendable {
         finishJoin(.success(()))
     }
 
+    /// The connection closed: after the server's 4011, 4012 or 4013 the meeting was left for that
+    /// reason (removed, timed out, room closed), otherwise the connection was lost (3001, also an error).
     private func connectionClosed(code: UInt16?, reason: String) {
-        let wasJoined = state.withLock { s in
+        let (wasJoined, ending) = state.withLock { s in
             defer { if s.phase == .joined { s.phase = .left } }
-            return s.phase == .joined
+            return (s.phase == .joined, s.ending)
         }
         if !wasJoined {
             finishJoin(.failure(MeetingError(code: .network, "connection closed by the server \(reason)")))
             return
         }
-        let error = MeetingError(code: .network, "connection to \(configuration.server) lost\(reason.isEmpty ? "" : ": " + reason)")
         shutDown()
-        emit(.error(error))
-        emit(.meetingLeft(reason: error))
+        if let ending {
+            emit(.meetingLeft(reason: ending.reason, error: ending.error))
+        } else {
+            let error = MeetingError(code: .network, "connection to \(configuration.server) lost\(reason.isEmpty ? "" : ": " + reason)")
+            emit(.error(error))
+            emit(.meetingLeft(reason: .connectionLost, error: error))
+        }
         eventQueue.finish()
     }
 

@@ -1,6 +1,11 @@
 import CallProtocol
+import Synchronization
 
 /// A participant of the meeting, local or remote, as last signalled.
+///
+/// A value: the meeting's `participants` and its events give copies as they were at that moment.
+/// `addEventListener` registers a listener for this participant's own events, whichever copy it is
+/// called on; two copies are equal when their signalled state is.
 public struct Participant: Sendable, Hashable, Identifiable {
     public var id: String
     public var displayName: String
@@ -14,8 +19,10 @@ public struct Participant: Sendable, Hashable, Identifiable {
     public var videoEnabled: Bool
     /// The SSRC of its audio (forwarded RTP carries it); nil for subscribers.
     public var ssrc: UInt32?
+    /// The meeting's per-participant listeners; not part of the value's identity.
+    let listeners: ParticipantListeners?
 
-    init(_ info: ParticipantInfo, isLocal: Bool) {
+    init(_ info: ParticipantInfo, isLocal: Bool, listeners: ParticipantListeners?) {
         id = info.id
         displayName = info.displayName
         self.isLocal = isLocal
@@ -24,6 +31,117 @@ public struct Participant: Sendable, Hashable, Identifiable {
         audioEnabled = info.audio
         videoEnabled = info.video
         ssrc = info.ssrc
+        self.listeners = listeners
+    }
+
+    /// Adds a listener for this participant's own events (its streams, microphone, level, speaking,
+    /// leaving). It hears them on the meeting's event queue, right after the meeting's listeners hear
+    /// the same event, from the events delivered after this call; after `onLeft` it is dropped.
+    public func addEventListener(_ listener: any ParticipantEventListener) {
+        listeners?.add(listener, for: id)
+    }
+
+    /// Removes a listener; an event being delivered at that moment may still reach it.
+    public func removeEventListener(_ listener: any ParticipantEventListener) {
+        listeners?.remove(listener, for: id)
+    }
+
+    public static func == (a: Participant, b: Participant) -> Bool {
+        (a.id, a.displayName, a.isLocal, a.role) == (b.id, b.displayName, b.isLocal, b.role)
+            && (a.micMuted, a.audioEnabled, a.videoEnabled, a.ssrc) == (b.micMuted, b.audioEnabled, b.videoEnabled, b.ssrc)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(displayName)
+        hasher.combine(isLocal)
+        hasher.combine(role)
+        hasher.combine(micMuted)
+        hasher.combine(audioEnabled)
+        hasher.combine(videoEnabled)
+        hasher.combine(ssrc)
+    }
+}
+
+/// Receives one participant's events (`Participant.addEventListener`). Every method has an empty
+/// default. Called on the meeting's serial event queue, in the order of `Meeting.events`.
+public protocol ParticipantEventListener: AnyObject, Sendable {
+    /// Its audio or (signalled) video stream was enabled: a microphone switch ends with one, and the
+    /// local participant's `enableWebcam()` raises one.
+    func onStreamEnabled(kind: StreamKind)
+    func onStreamDisabled(kind: StreamKind)
+    /// Its microphone was muted or unmuted; `by` is the moderator who did it, nil when it did it itself.
+    func onMicMuted(_ muted: Bool, by moderatorId: String?)
+    /// Its level in dBov (−127…0), every 200 ms while it publishes.
+    func onAudioLevel(_ level: Double)
+    /// It became (true) or stopped being (false) the dominant speaker.
+    func onSpeakingChanged(_ speaking: Bool)
+    /// It left the room; nothing more is delivered to this listener.
+    func onLeft(reason: LeaveReason)
+}
+
+extension ParticipantEventListener {
+    public func onStreamEnabled(kind: StreamKind) {}
+    public func onStreamDisabled(kind: StreamKind) {}
+    public func onMicMuted(_ muted: Bool, by moderatorId: String?) {}
+    public func onAudioLevel(_ level: Double) {}
+    public func onSpeakingChanged(_ speaking: Bool) {}
+    public func onLeft(reason: LeaveReason) {}
+}
+
+/// The per-participant listeners of one meeting, by participant id.
+final class ParticipantListeners: Sendable {
+    private let byParticipant = Mutex<[String: [any ParticipantEventListener]]>([:])
+
+    func add(_ listener: any ParticipantEventListener, for id: String) {
+        byParticipant.withLock { $0[id, default: []].append(listener) }
+    }
+
+    func remove(_ listener: any ParticipantEventListener, for id: String) {
+        byParticipant.withLock { $0[id]?.removeAll { $0 === listener } }
+    }
+
+    func listeners(of id: String) -> [any ParticipantEventListener] {
+        byParticipant.withLock { $0[id] ?? [] }
+    }
+
+    /// Drops a participant's listeners (it left).
+    func removeAll(for id: String) {
+        byParticipant.withLock { _ = $0.removeValue(forKey: id) }
+    }
+}
+
+/// Why the local participant left the meeting (`onMeetingLeft(reason:)`).
+public enum MeetingLeaveReason: String, Sendable, Hashable, CaseIterable {
+    /// The app called `leave()` (or dropped the meeting).
+    case left
+    /// A moderator removed this participant (the server's 4011).
+    case removed
+    /// The room was closed (4013).
+    case roomClosed = "room-closed"
+    /// The server heard nothing from this client for its client timeout (4012).
+    case timedOut = "timed-out"
+    /// The connection to the server was lost (3001).
+    case connectionLost = "connection-lost"
+}
+
+/// A change of the participant list (PlanetKit's peer-list update): who joined, who left, whose
+/// signalled state (microphone, streams) changed, and the list after the change.
+public struct ParticipantListUpdate: Sendable, Hashable {
+    /// Joined with this change.
+    public var added: [Participant]
+    /// Left with this change, as they were last signalled.
+    public var removed: [Participant]
+    /// Still in the room, with a changed state (as they are now).
+    public var updated: [Participant]
+    /// Everyone in the room after the change, in joining order, the local participant included.
+    public var participants: [Participant]
+
+    public init(added: [Participant] = [], removed: [Participant] = [], updated: [Participant] = [], participants: [Participant]) {
+        self.added = added
+        self.removed = removed
+        self.updated = updated
+        self.participants = participants
     }
 }
 
@@ -31,10 +149,14 @@ public struct Participant: Sendable, Hashable, Identifiable {
 public enum MeetingEvent: Sendable, Hashable {
     /// Joined; everyone in the room at that moment, the local participant included.
     case meetingJoined(participants: [Participant])
-    /// `reason` is nil after `leave()`, otherwise the error that ended the meeting.
-    case meetingLeft(reason: MeetingError?)
+    /// Left: why, and the error that ended the meeting (nil after `leave()`): the server's 4011,
+    /// 4012 or 4013 for a removal, a timeout or a closed room, 3001 for a lost connection.
+    case meetingLeft(reason: MeetingLeaveReason, error: MeetingError?)
     case participantJoined(Participant)
     case participantLeft(Participant, reason: LeaveReason)
+    /// The participant list changed: after each `participantJoined` and `participantLeft`, and when
+    /// a participant's microphone or streams change (after `micMuted`, `streamEnabled`, `streamDisabled`).
+    case participantsChanged(ParticipantListUpdate)
     /// The dominant speaker; nil when nobody speaks.
     case speakerChanged(participantId: String?)
     case streamEnabled(participantId: String, kind: StreamKind)
@@ -55,8 +177,12 @@ public enum MeetingEvent: Sendable, Hashable {
 public protocol MeetingEventListener: AnyObject, Sendable {
     func onMeetingJoined()
     func onMeetingLeft()
+    /// Left, and why. Its default calls `onMeetingLeft()`.
+    func onMeetingLeft(reason: MeetingLeaveReason)
     func onParticipantJoined(_ participant: Participant)
     func onParticipantLeft(_ participant: Participant)
+    /// The participant list changed (PlanetKit's peer-list update).
+    func onParticipantsChanged(_ update: ParticipantListUpdate)
     func onSpeakerChanged(participantId: String?)
     func onStreamEnabled(participantId: String, kind: StreamKind)
     func onStreamDisabled(participantId: String, kind: StreamKind)
@@ -70,8 +196,10 @@ public protocol MeetingEventListener: AnyObject, Sendable {
 extension MeetingEventListener {
     public func onMeetingJoined() {}
     public func onMeetingLeft() {}
+    public func onMeetingLeft(reason: MeetingLeaveReason) { onMeetingLeft() }
     public func onParticipantJoined(_ participant: Participant) {}
     public func onParticipantLeft(_ participant: Participant) {}
+    public func onParticipantsChanged(_ update: ParticipantListUpdate) {}
     public func onSpeakerChanged(participantId: String?) {}
     public func onStreamEnabled(participantId: String, kind: StreamKind) {}
     public func onStreamDisabled(participantId: String, kind: StreamKind) {}
@@ -87,9 +215,10 @@ extension MeetingEvent {
     func deliver(to listener: any MeetingEventListener) {
         switch self {
         case .meetingJoined: listener.onMeetingJoined()
-        case .meetingLeft: listener.onMeetingLeft()
+        case .meetingLeft(let reason, _): listener.onMeetingLeft(reason: reason)
         case .participantJoined(let participant): listener.onParticipantJoined(participant)
         case .participantLeft(let participant, _): listener.onParticipantLeft(participant)
+        case .participantsChanged(let update): listener.onParticipantsChanged(update)
         case .speakerChanged(let id): listener.onSpeakerChanged(participantId: id)
         case .streamEnabled(let id, let kind): listener.onStreamEnabled(participantId: id, kind: kind)
         case .streamDisabled(let id, let kind): listener.onStreamDisabled(participantId: id, kind: kind)

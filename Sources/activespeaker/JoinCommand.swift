@@ -232,11 +232,12 @@ struct JoinCommand: Command {
             line.add("type", "joined")
             line.add("participant", participants.first(where: \.isLocal)?.id)
             line.add("participants", participants.map(\.id))
-        case .meetingLeft(let reason):
-            guard let reason else { return nil }
+        case .meetingLeft(let reason, let error):
+            guard let error else { return nil }
             line.add("type", "meeting-left")
-            line.add("code", reason.code.rawValue)
-            line.add("message", reason.message)
+            line.add("reason", reason.rawValue)
+            line.add("code", error.code.rawValue)
+            line.add("message", error.message)
         case .participantJoined(let participant):
             line.add("type", "participant-joined")
             line.add("participant", participant.id)
@@ -245,6 +246,8 @@ struct JoinCommand: Command {
             line.add("type", "participant-left")
             line.add("participant", participant.id)
             line.add("reason", reason.rawValue)
+        case .participantsChanged:
+            return nil  // the events above say each change
         case .speakerChanged(let id):
             line.add("type", "speaker-changed")
             line.add("participant", id)

@@ -154,9 +154,12 @@ final class DeviceEventLog: MeetingEventListener {
     @Test func getMicsListsTheSpeakerThenTheALSACaptureDevices() throws {
         let mics = Self.offline().getMics()
         #expect(mics.first == AudioDeviceInfo.speaker)
-        #expect(mics.first?.label == "Speaker" && mics.first?.kind == .speaker)
+        // As the device-switching guide filters it: id and label "Speaker".
+        #expect(mics.first?.deviceId == "Speaker" && mics.first?.label == "Speaker" && mics.first?.kind == .speaker)
+        #expect(mics.first?.kind.rawValue == "audiooutput" && mics.last?.kind.rawValue == "audioinput")
         #expect(mics.dropFirst().allSatisfy { $0.kind == .microphone })
-        let expected = AudioDevices.list().filter(\.canCapture).map(\.name)
+        // Every capture device but ALSA's `null`, which records nothing.
+        let expected = AudioDevices.list().filter { $0.canCapture && $0.name != "null" }.map(\.name)
         #expect(mics.dropFirst().map(\.deviceId) == expected)
         for name in [TestMicrophones.quiet, TestMicrophones.voice, TestMicrophones.broken] {
             let device = try #require(mics.first { $0.deviceId == name }, "\(name) not in \(mics.map(\.deviceId))")
@@ -168,9 +171,9 @@ final class DeviceEventLog: MeetingEventListener {
         let meeting = Self.offline()
         let log = DeviceEventLog()
         meeting.addEventListener(log)
-        #expect(meeting.getSelectedAudioDevice() == .speaker)
+        #expect(meeting.getSelectedAudioDevice(kind: .speaker) == .speaker)
         try meeting.setAudioDevice(.speaker)
-        #expect(meeting.getSelectedAudioDevice() == .speaker)
+        #expect(meeting.getSelectedAudioDevice(kind: .speaker) == .speaker)
         let microphone = try #require(meeting.getMics().first { $0.deviceId == TestMicrophones.voice })
         #expect(throws: MeetingError.self) { try meeting.setAudioDevice(microphone) }
         do {
@@ -178,17 +181,19 @@ final class DeviceEventLog: MeetingEventListener {
         } catch {
             #expect(error.code == .actionNotSupported)
         }
-        #expect(meeting.getSelectedAudioDevice() == .speaker, "a refused device is not selected")
+        #expect(meeting.getSelectedAudioDevice(kind: .speaker) == .speaker, "a refused device is not selected")
     }
 
     @Test func deviceChangeListenerIsCalledAtOnceAfterEachChangeSeriallyAndCanBeReplacedOrRemoved() async throws {
         let meeting = Self.offline()
         let first = Mutex<[(AudioDeviceInfo?, [AudioDeviceInfo])]>([])
+        let offMain = Atomic<Int>(0)
         let second = Mutex<Int>(0)
         let inside = Atomic<Int>(0)
         let overlapped = Atomic<Bool>(false)
 
         meeting.setAudioDeviceChangeListener { selected, devices in
+            if !MainQueue.isCurrent { offMain.add(1, ordering: .relaxed) }
             if inside.add(1, ordering: .acquiringAndReleasing).newValue > 1 { overlapped.store(true, ordering: .relaxed) }
             usleep(5_000)
             first.withLock { $0.append((selected, devices)) }
@@ -196,13 +201,15 @@ final class DeviceEventLog: MeetingEventListener {
         }
         #expect(await Waiting.until(timeout: 5) { first.withLock { $0.count } == 1 }, "called at once with the current state")
         let initial = try #require(first.withLock { $0.first })
-        #expect(initial.0 == .speaker)
+        #expect(initial.0 == meeting.getSelectedAudioDevice(), "the selected microphone")
+        #expect(initial.0?.kind == .microphone && initial.0?.deviceId != "null")
         #expect(initial.1 == meeting.getMics())
 
         for _ in 0..<5 { try meeting.setAudioDevice(.speaker) }
         #expect(await Waiting.until(timeout: 5) { first.withLock { $0.count } == 6 }, "called after each change")
         let didOverlap = overlapped.load(ordering: .relaxed)
         #expect(!didOverlap, "calls never overlap (one serial queue)")
+        #expect(offMain.load(ordering: .relaxed) == 0, "called on the main queue")
 
         meeting.setAudioDeviceChangeListener { _, _ in second.withLock { $0 += 1 } }
         #expect(await Waiting.until(timeout: 5) { second.withLock { $0 } == 1 })
@@ -468,5 +475,102 @@ extension DeviceAPITests {
         let received = bob.receivedPackets["alice"] ?? 0
         #expect(await Waiting.until { (bob.receivedPackets["alice"] ?? 0) > received + 50 }, "the previous microphone publishes again")
         #expect(await Waiting.until { (bobLog.level("alice") ?? -127) > -45 }, "it is the voice device")
+    }
+}
+
+/// Whether code runs on the main queue. (On Linux the main queue, once the main thread has handed it
+/// to dispatch, runs on a worker thread: `Thread.isMainThread` cannot tell.)
+enum MainQueue {
+    private static let key = DispatchSpecificKey<Bool>()
+    private static let marked: Void = DispatchQueue.main.setSpecific(key: key, value: true)
+
+    static var isCurrent: Bool {
+        _ = marked
+        return DispatchQueue.getSpecific(key: key) == true
+    }
+}
+
+/// A device list a test changes: the microphones a meeting sees instead of alsa-lib's.
+final class FakeMicrophones: Sendable {
+    let devices = Mutex<[AudioDeviceInfo]>([])
+
+    static func microphone(_ id: String) -> AudioDeviceInfo {
+        AudioDeviceInfo(deviceId: id, label: "Fake \(id)", kind: .microphone)
+    }
+
+    func set(_ ids: [String]) { devices.withLock { $0 = ids.map(Self.microphone) } }
+    func list() -> [AudioDeviceInfo] { devices.withLock { $0 } }
+}
+
+extension DeviceAPITests {
+    @Test func theDeviceListenerHearsMicrophonesPluggedInAndRemovedOnTheMainActor() async throws {
+        let fake = FakeMicrophones()
+        fake.set(["usb-headset"])
+        var configuration = MeetingConfiguration(server: "ws://127.0.0.1:9", roomId: "room", token: "x")
+        configuration.devicePollInterval = 0.05
+        let meeting = Meeting(configuration: configuration, microphones: { fake.list() })
+        let calls = Mutex<[(AudioDeviceInfo?, [String])]>([])
+        let offMain = Atomic<Int>(0)
+        meeting.setAudioDeviceChangeListener { selected, devices in
+            if !MainQueue.isCurrent { offMain.add(1, ordering: .relaxed) }
+            calls.withLock { $0.append((selected, devices.map(\.deviceId))) }
+        }
+        #expect(await Waiting.until(timeout: 5) { calls.withLock { $0.count } == 1 })
+        #expect(calls.withLock { $0[0].1 } == ["Speaker", "usb-headset"])
+        #expect(calls.withLock { $0[0].0?.deviceId } == "usb-headset", "the default microphone is selected")
+
+        // Plugged in: told without any call to refreshDevices().
+        fake.set(["bluetooth", "usb-headset"])
+        #expect(await Waiting.until(timeout: 5) { calls.withLock { $0.count } == 2 }, "\(calls.withLock { $0.map(\.1) })")
+        #expect(calls.withLock { $0[1].1 } == ["Speaker", "bluetooth", "usb-headset"])
+        // Removed.
+        fake.set(["bluetooth"])
+        #expect(await Waiting.until(timeout: 5) { calls.withLock { $0.count } == 3 })
+        #expect(calls.withLock { $0[2].1 } == ["Speaker", "bluetooth"])
+        #expect(calls.withLock { $0[2].0?.deviceId } == "bluetooth")
+        #expect(offMain.load(ordering: .relaxed) == 0, "every call on the main queue")
+
+        // Removed listener: the polling stops. A fresh listener's first call proves the time passed
+        // in which the old one would have heard the change.
+        meeting.setAudioDeviceChangeListener(nil)
+        fake.set(["bluetooth", "webcam-mic"])
+        let unchanged = Mutex<[[String]]>([])
+        let later = Meeting(configuration: configuration, microphones: { fake.list() })
+        later.setAudioDeviceChangeListener { _, devices in unchanged.withLock { $0.append(devices.map(\.deviceId)) } }
+        fake.set(["bluetooth", "webcam-mic", "third"])
+        #expect(await Waiting.until(timeout: 5) { unchanged.withLock { $0.count } >= 2 }, "the other meeting polled")
+        #expect(calls.withLock { $0.count } == 3, "a removed listener is not called")
+        later.setAudioDeviceChangeListener(nil)
+    }
+
+    @Test func getSelectedAudioDeviceIsTheMicrophoneAndChangeMicChangesIt() async throws {
+        let meeting = Self.offline()
+        let mics = meeting.getMics().filter { $0.kind == .microphone }
+        // The default: the first microphone listed, never ALSA's null (alsa.conf defines it).
+        #expect(AudioDevices.list().contains { $0.name == "null" && $0.canCapture }, "alsa-lib lists null")
+        #expect(!mics.contains { $0.deviceId == "null" })
+        #expect(meeting.getSelectedAudioDevice() == mics.first)
+        #expect(meeting.getSelectedAudioDevice(kind: .microphone) == mics.first)
+        #expect(meeting.getSelectedAudioDevice(kind: .speaker) == .speaker)
+
+        let selected = Mutex<[String?]>([])
+        meeting.setAudioDeviceChangeListener { device, _ in selected.withLock { $0.append(device?.deviceId) } }
+        #expect(await Waiting.until(timeout: 5) { selected.withLock { $0.count } == 1 })
+        try await meeting.changeMic(deviceId: TestMicrophones.voice)
+        #expect(meeting.getSelectedAudioDevice()?.deviceId == TestMicrophones.voice)
+        #expect(meeting.getSelectedAudioDevice()?.label == TestMicrophones.labels[TestMicrophones.voice])
+        #expect(await Waiting.until(timeout: 5) { selected.withLock { $0.last } == TestMicrophones.voice }, "\(selected.withLock { $0 })")
+        // With no id, changeMic() goes on through the list, which has no null to land on.
+        for _ in 0..<mics.count {
+            try? await meeting.changeMic()
+            #expect(meeting.getSelectedAudioDevice()?.deviceId != "null")
+        }
+        meeting.setAudioDeviceChangeListener(nil)
+
+        var configuration = MeetingConfiguration(server: "ws://127.0.0.1:9", roomId: "room", token: "x")
+        configuration.microphone = .none
+        #expect(Meeting(configuration: configuration).getSelectedAudioDevice() == nil)
+        configuration.microphone = .custom(CustomMicrophoneTrack(source: FileMicrophone(samples: [0], loop: true), label: "bot.wav"))
+        #expect(Meeting(configuration: configuration).getSelectedAudioDevice() == AudioDeviceInfo(deviceId: "custom", label: "bot.wav", kind: .microphone))
     }
 }

@@ -23,6 +23,7 @@ import TestSupport
         func onMeetingLeft() { add("left") }
         func onParticipantJoined(_ participant: Participant) { add("participant-joined \(participant.id)") }
         func onParticipantLeft(_ participant: Participant) { add("participant-left \(participant.id)") }
+        func onParticipantsChanged(_ update: ParticipantListUpdate) { add("participants \(update.participants.map(\.id))") }
         func onSpeakerChanged(participantId: String?) { add("speaker \(participantId ?? "-")") }
         func onStreamEnabled(participantId: String, kind: StreamKind) { add("enabled \(participantId) \(kind)") }
         func onStreamDisabled(participantId: String, kind: StreamKind) { add("disabled \(participantId) \(kind)") }
@@ -45,6 +46,7 @@ import TestSupport
         case .meetingLeft: "left"
         case .participantJoined(let participant): "participant-joined \(participant.id)"
         case .participantLeft(let participant, _): "participant-left \(participant.id)"
+        case .participantsChanged(let update): "participants \(update.participants.map(\.id))"
         case .speakerChanged(let id): "speaker \(id ?? "-")"
         case .streamEnabled(let id, let kind): "enabled \(id) \(kind)"
         case .streamDisabled(let id, let kind): "disabled \(id) \(kind)"

@@ -1,11 +1,12 @@
 import CallClient
-import CallProtocol
 import Foundation
 import Synchronization
 import Testing
 import TestSupport
 
-/// The README's SDK example, compiled and run against a server in this process.
+/// The README's SDK examples, compiled and run against a server in this process: the listener in a
+/// few lines (here recording what it would print) and the complete app (ReadmeExample.swift, which
+/// imports only CallClient).
 @Suite(.realTime) struct ReadmeExampleTests {
     /// As in the README, but recording what it would print.
     final class Printer: MeetingEventListener {
@@ -37,5 +38,65 @@ import TestSupport
         meeting.leave()
         #expect(await Waiting.until { printer.lines.withLock { $0 }.prefix(2) == ["joined", "speaker: bot"] })
         #expect(events.contains(.speakerChanged(participantId: "bot")))
+    }
+
+    /// The ```swift block of the README that follows the line containing `marker`.
+    static func readmeBlock(after marker: String) throws -> String {
+        let readme = try String(contentsOfFile: FixturePaths.repositoryRoot.appendingPathComponent("README.md").path, encoding: .utf8)
+        let start = try #require(readme.range(of: marker), "README has no \(marker)")
+        let fence = try #require(readme.range(of: "```swift\n", range: start.upperBound..<readme.endIndex))
+        let end = try #require(readme.range(of: "\n```", range: fence.upperBound..<readme.endIndex))
+        return String(readme[fence.upperBound..<end.lowerBound])
+    }
+
+    @Test func theREADMEsAppIsTheCompiledOne() throws {
+        let readme = try Self.readmeBlock(after: "Sources/MeetingBot/MeetingBot.swift")
+        let source = try String(contentsOfFile: FixturePaths.repositoryRoot.appendingPathComponent("Tests/CallTests/ReadmeExample.swift").path, encoding: .utf8)
+        // The file without its leading comment, the README without `@main`.
+        let compiled = source.split(separator: "\n", omittingEmptySubsequences: false).drop { $0.hasPrefix("//") }.joined(separator: "\n")
+        #expect(readme.replacingOccurrences(of: "@main struct", with: "struct") + "\n" == compiled)
+        #expect(readme.contains("@main struct MeetingBot"))
+        #expect(readme.hasPrefix("import CallClient\n\n"), "the app imports only CallClient")
+        #expect(!compiled.contains("import CallProtocol"))
+    }
+
+    @Test func theREADMEsPackageLineNamesThisPackagesProduct() throws {
+        let manifest = try Self.readmeBlock(after: "Package.swift` of an app")
+        #expect(manifest.contains(#".package(path: "../ActiveSpeaker")"#))
+        #expect(manifest.contains(#".product(name: "CallClient", package: "ActiveSpeaker")"#))
+        #expect(manifest.contains(#"name: "MeetingBot""#))
+        let ours = try String(contentsOfFile: FixturePaths.repositoryRoot.appendingPathComponent("Package.swift").path, encoding: .utf8)
+        #expect(ours.contains(#"name: "ActiveSpeaker""#) && ours.contains(#".library(name: "CallClient", targets: ["CallClient"])"#))
+    }
+
+    @Test func theREADMEsAppRunsUntilTheRoomNamesItTheSpeaker() async throws {
+        let server = try CallTestServer.server()
+        defer { server.stop() }
+        var watching = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: CallTestServer.token("watcher"))
+        watching.microphone = .none
+        let watcher = Meeting(configuration: watching)
+        let botSeen = Atomic<Bool>(false)
+        try await watcher.join()
+        defer { watcher.leave() }
+        let arguments = [
+            "ws://127.0.0.1:\(server.port)", "room", CallTestServer.token("bot"), FixturePaths.file("meetings/m1-clean/bob.flac"),
+        ]
+        let finished = Atomic<Bool>(false)
+        let failure = Mutex<(any Error)?>(nil)
+        Task {
+            do {
+                try await MeetingBot.run(arguments)
+            } catch {
+                failure.withLock { $0 = error }
+            }
+            finished.store(true, ordering: .relaxed)
+        }
+        #expect(await Waiting.until(timeout: 10) {
+            if watcher.participants.contains(where: { $0.id == "bot" }) { botSeen.store(true, ordering: .relaxed) }
+            return botSeen.load(ordering: .relaxed)
+        }, "the bot joined")
+        #expect(await Waiting.until(timeout: 30) { finished.load(ordering: .relaxed) }, "the bot never heard itself named")
+        #expect(failure.withLock { $0 } == nil)
+        #expect(await Waiting.until(timeout: 5) { !watcher.participants.contains { $0.id == "bot" } }, "the bot left")
     }
 }
