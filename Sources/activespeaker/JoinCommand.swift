@@ -213,7 +213,8 @@ struct JoinCommand: Command {
     /// - Returns: The device's name.
     /// - Throws: `MeetingError` 3059 when there is no microphone, 3002 when it cannot be opened.
     static func checkMicrophone(_ name: String?) throws(MeetingError) -> String {
-        guard let device = name ?? AudioDevices.list().first(where: \.canCapture)?.name else {
+        // ALSA's `null` captures nothing but silence: never the default (the SDK's rule too).
+        guard let device = name ?? AudioDevices.list().first(where: { $0.canCapture && $0.name != "null" })?.name else {
             throw MeetingError(code: .noMicrophoneFound, "no microphone device found; give --mic FILE, alsa:NAME or none")
         }
         do {
