@@ -19,15 +19,17 @@ final class ForwardedPacketCounter: @unchecked Sendable {
     private let counts = Counts()
     private let source: any DispatchSourceRead
 
-    /// Starts counting what arrives on `socket`.
-    init(socket: UDPSocket) {
+    /// Starts counting what arrives on `socket`, and hands each datagram to `player` when there is one.
+    init(socket: UDPSocket, player: MeetingPlayer? = nil) {
         source = DispatchSource.makeReadSource(fileDescriptor: socket.descriptor, queue: DispatchQueue(label: "activespeaker.meeting.receive"))
         source.setEventHandler { [counts] in
             var buffer = [UInt8](repeating: 0, count: 2048)
             buffer.withUnsafeMutableBytes { bytes in
                 while let count = socket.receive(into: bytes) {
-                    if case .packet(let packet) = RTPPacket.parse(UnsafeRawBufferPointer(rebasing: bytes[..<count])) {
+                    let datagram = UnsafeRawBufferPointer(rebasing: bytes[..<count])
+                    if case .packet(let packet) = RTPPacket.parse(datagram) {
                         counts.bySSRC.withLock { $0[packet.ssrc, default: 0] += 1 }
+                        player?.insert(datagram)
                     }
                 }
             }

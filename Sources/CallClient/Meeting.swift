@@ -24,6 +24,9 @@ public struct MeetingConfiguration: Sendable {
     /// Whether the (signalled) video is on when joining.
     public var webcamEnabled = false
     public var microphone: MicrophoneChoice = .device(nil)
+    /// Where the others' audio is played (every forwarded stream, decoded and mixed); `.none` by default:
+    /// nothing is played.
+    public var speaker: SpeakerChoice = .none
     /// Seconds to wait for the server's answer.
     public var joinTimeout: Double = 10
     /// Seconds between keep-alive pings (the server drops silent clients).
@@ -85,6 +88,7 @@ public final class Meeting: @unchecked Sendable {
         var publisher: MicrophonePublisher?
         /// Counts forwarded RTP from joining on; kept after leaving, for `receivedPackets`.
         var packetCounter: ForwardedPacketCounter?
+        var player: MeetingPlayer?
         /// The keep-alive pings, while joined.
         var pings: (any DispatchSourceTimer)?
         /// Who each SSRC belongs to, kept after they leave, for the packet counts.
@@ -249,15 +253,17 @@ public final class Meeting: @unchecked Sendable {
     /// Stops the pings, the packet counter, the microphone and the connection. Waits for the
     /// microphone's thread only (see `deinit`).
     private func shutDown() {
-        let (client, publisher, counter) = state.withLock { s in
-            let taken = (s.client, s.publisher, s.packetCounter)
+        let (client, publisher, counter, player) = state.withLock { s in
+            let taken = (s.client, s.publisher, s.packetCounter, s.player)
             s.client = nil
+            s.player = nil
             s.publisher = nil
             s.pings?.cancel()  // never waits
             s.pings = nil
             return taken
         }
         counter?.stop()
+        player?.stop()
         publisher?.stop()
         client?.close()
     }
@@ -690,6 +696,7 @@ public final class Meeting: @unchecked Sendable {
             }
             return (s.sender, !(me?.micMuted ?? true), hasMicrophone, room.speakerID, s.order.compactMap { s.participants[$0] })
         }
+        startPlayback()
         startTimers()
         if sender != nil, wantsMic {
             if let error = startPublishing(muted: false) {
@@ -739,7 +746,21 @@ public final class Meeting: @unchecked Sendable {
             pings.setEventHandler { [weak client] in client?.send(ClientMessage.ping.json) }
             pings.resume()
             s.pings = pings
-            if let socket = s.socket { s.packetCounter = ForwardedPacketCounter(socket: socket) }
+            if let socket = s.socket { s.packetCounter = ForwardedPacketCounter(socket: socket, player: s.player) }
+        }
+    }
+
+    /// Opens the playback device of `configuration.speaker`; a device that cannot be opened is an error
+    /// event (3002), and the meeting goes on without playback.
+    private func startPlayback() {
+        guard case .device(let name, let file) = configuration.speaker else { return }
+        do {
+            let player = try MeetingPlayer(device: name, alsaConfigurationFile: file)
+            state.withLock { $0.player = player }
+            let queue = eventQueue
+            player.start { error in queue.emit(.error(MeetingError(code: .audioDeviceFailed, "speaker alsa:\(name) failed: \(error)"))) }
+        } catch {
+            emit(.error(MeetingError(code: .audioDeviceFailed, "speaker alsa:\(name) cannot be opened: \(error)")))
         }
     }
 

@@ -30,6 +30,10 @@ struct JoinCommand: Command {
             ALSA device (alsa:default, alsa:hw:0), or none.
             Default: the first ALSA microphone.
             """),
+        .value("speaker", "alsa:NAME|none", help: """
+            Play the others' audio (decoded, mixed) on this ALSA
+            device (alsa:default, alsa:plughw:0); default none.
+            """),
         .value("name", "TEXT", help: "Display name (default: the token's)."),
         .flag("loop", help: "Repeat the --mic file."),
         .value("silence-after", "SECONDS", help: "Silence after the --mic file (default 0)."),
@@ -102,6 +106,11 @@ struct JoinCommand: Command {
         }
         if startAt != nil, ["none", nil].contains(options.value("mic")) || options.value("mic")!.hasPrefix("alsa:") {
             throw .usage("--start-at plays a --mic FILE; give one")
+        }
+        switch options.value("speaker") {
+        case nil, "none"?: configuration.speaker = .none
+        case let text? where text.hasPrefix("alsa:") && text.count > 5: configuration.speaker = .device(String(text.dropFirst(5)))
+        case let text?: throw .usage("--speaker \(text): expected alsa:NAME or none")
         }
         var fileLength: Double?
         switch options.value("mic") {

@@ -186,3 +186,12 @@ struct CallCLITests {
         #expect(badSecret.status == 64)
     }
 }
+
+/// `join --speaker`: its values, checked before anything connects.
+@Suite struct JoinSpeakerOptionTests {
+    @Test(arguments: ["speaker", "alsa:", "hw:0"])
+    func aSpeakerThatIsNotAlsaOrNoneIsAUsageError(value: String) throws {
+        let result = try CLI.run(["join", "--server", "ws://127.0.0.1:1", "--room", "r", "--token", "t", "--mic", "none", "--speaker", value])
+        #expect(result.status == 64 && result.stderr.contains("--speaker"), "\(result.stderr)")
+    }
+}

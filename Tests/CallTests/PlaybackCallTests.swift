@@ -1,0 +1,76 @@
+import CallClient
+import Foundation
+import SpeakerIO
+import Synchronization
+import Testing
+import TestSupport
+
+/// The SDK plays what it hears: bob's speaker is a `type file` ALSA device that writes what it plays.
+@Suite(.serialized, .realTime) struct PlaybackCallTests {
+    @Test func aListenerHearsTheSpeakerAtItsLevelAndNothingBefore() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("playback-call-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let played = directory.appendingPathComponent("bob.raw").path
+        let alsa = directory.appendingPathComponent("asoundrc").path
+        try """
+            pcm.bobspeaker {
+                type file
+                slave.pcm "null"
+                file "\(played)"
+                format "raw"
+            }
+            """.write(toFile: alsa, atomically: true, encoding: .utf8)
+
+        let server = try CallTestServer.server()
+        defer { server.stop() }
+        // Alice says the prompt from 1.5 s after she starts; bob only listens.
+        let turns: [ClosedRange<Double>] = [1.5...3.0]
+        let alice = CallEndToEndTests.meeting(server, "alice", track: try CallEndToEndTests.track(turns: turns, length: 4))
+        var listening = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: CallTestServer.token("bob"))
+        listening.microphone = .none
+        listening.speaker = .device("bobspeaker", alsaConfigurationFile: alsa)
+        let bob = Meeting(configuration: listening)
+        let log = CallEndToEndTests.SpeakerLog()
+        bob.addEventListener(log)
+        let errors = Mutex<[String]>([])
+        let task = Task { for await event in bob.events { if case .error(let error) = event { errors.withLock { $0.append("\(error)") } } } }
+        try await bob.join()
+        let bobJoined = Date()
+        try await alice.join()
+        // Alice's microphone starts as her join returns: her prompt is due at this much into bob's playback.
+        let due = Date().timeIntervalSince(bobJoined) + turns[0].lowerBound
+        // Bob has heard the whole turn once the room hands the floor back to nobody after alice.
+        #expect(await Waiting.until(timeout: 30) { log.changes.withLock { $0 }.suffix(2) == ["alice", nil] })
+        alice.leave()
+        bob.leave()
+        task.cancel()
+        #expect(errors.withLock { $0 }.isEmpty, "\(errors.withLock { $0 })")
+
+        let bytes = try #require(FileManager.default.contents(atPath: played))
+        let samples = stride(from: 0, to: bytes.count - 1, by: 2).map {
+            Float(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)) / 32768
+        }
+        #expect(samples.count > 16000 * 3, "played \(samples.count) samples")
+        // 100 ms windows: loud ones are alice's prompt, the rest silence (nothing but her is in the room).
+        let windows = stride(from: 0, to: samples.count - 1600, by: 1600).map { start in
+            (samples[start..<start + 1600].reduce(0.0) { $0 + Double($1 * $1) } / 1600).squareRoot()
+        }
+        let loud = windows.indices.filter { windows[$0] > 0.01 }
+        let prompt = try loadStreams(paths: [FixturePaths.file("formats/speech.flac")])[0].samples
+        let promptRMS = (prompt.reduce(0.0) { $0 + Double($1 * $1) } / Double(prompt.count)).squareRoot()
+        try #require(!loud.isEmpty, "nothing loud was played: \(windows.map { String(format: "%.3f", $0) })")
+        // The prompt (1.06 s) was heard whole and once: about 0.9–1.3 s of loud windows, one stretch.
+        #expect((8...13).contains(loud.count), "loud windows \(loud)")
+        #expect(loud.last! - loud.first! < 14, "loud windows \(loud)")
+        // At its level: the loud part's RMS within 3 dB of the prompt's (Opus at 32 kbit/s, no gain).
+        let heard = (loud.map { windows[$0] * windows[$0] }.reduce(0, +) / Double(loud.count)).squareRoot()
+        #expect(abs(20 * log10(heard / promptRMS)) < 3, "heard \(heard), prompt \(promptRMS)")
+        // When: its first loud window within 0.35 s after it was due (the jitter buffer's 60 ms, Opus, the
+        // 10 ms ticks, the join's own time on a busy machine), never before.
+        let onset = Double(loud.first!) / 10
+        #expect(onset > due - 0.15 && onset < due + 0.35, "heard from \(onset) s, due at \(due) s")
+        // Silence before it: bob joined first, so the first second of his playback is empty.
+        #expect(windows.prefix(10).allSatisfy { $0 < 0.001 }, "\(windows.prefix(10))")
+    }
+}
