@@ -37,9 +37,9 @@ public protocol ReplaySource: AnyObject {
 /// floor, the room's dominant speaker becomes nobody; those events carry the time its audio ended.
 /// `finish()` removes the streams still present after the last tick.
 ///
-/// Streams are whole arrays (`ReplayStream`) or `ReplaySource`s read one hop per tick; both play alike. A source
-/// that throws plays zeros from then on and the first error is kept in `sourceFailure`: check it after each
-/// `tick()`, before using that tick's events.
+/// Streams are whole arrays (`ReplayStream`) or `ReplaySource`s read one hop per tick; both play alike. Once a
+/// source throws, no source is read again (all play zeros) and the error is kept in `sourceFailure`: check it
+/// after each `tick()`, before using that tick's events.
 ///
 /// ```swift
 /// let replay = try RoomReplay(streams: streams)
