@@ -54,7 +54,7 @@ let package = Package(
         .testTarget(name: "SpeakerCoreTests", dependencies: ["SpeakerCore", "TestSupport", "CAllocationCounter"]),
         .testTarget(name: "SpeakerIOTests", dependencies: ["SpeakerIO", "TestSupport", "CAllocationCounter"]),
         .testTarget(name: "SpeakerEvalTests", dependencies: ["SpeakerEval", "SpeakerIO", "TestSupport"]),
-        .testTarget(name: "activespeakerTests", dependencies: ["SpeakerEval", "TestSupport"]),
+        .testTarget(name: "activespeakerTests", dependencies: ["SpeakerEval", "SpeakerIO", "TestSupport"]),
         .testTarget(name: "CallProtocolTests", dependencies: ["CallProtocol", "TestSupport"]),
         .testTarget(name: "CallTransportTests", dependencies: ["CallTransport", "TestSupport"]),
         .testTarget(name: "CallTests", dependencies: ["CallServer", "CallClient", "CallProtocol", "CallTransport", "SpeakerIO", "SpeakerEval", "TestSupport"]),

@@ -16,6 +16,19 @@ public struct ReplayStream: Sendable, Equatable {
     public var hopCount: Int { (samples.count + AnalysisFormat.hopSize - 1) / AnalysisFormat.hopSize }
 }
 
+/// One recorded participant of a room whose samples are read as the replay plays them, so that a long
+/// recording need not be held whole (e.g. a file decoded a block at a time).
+public protocol ReplaySource: AnyObject {
+    /// The stream id reported in events.
+    var id: String { get }
+    /// Samples the stream holds in all, at `AnalysisFormat.sampleRate`; known before the first read.
+    var sampleCount: Int { get }
+    /// Writes the next samples to the front of `buffer`.
+    /// - Returns: Samples written: `buffer.count` until the last `sampleCount` samples, fewer at the end.
+    /// - Throws: Whatever reading the recording throws (a damaged file).
+    func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int
+}
+
 /// Plays recorded streams of one room through an `Engine` as a live call would.
 ///
 /// All streams start at t = 0. Each `tick()` gives every present stream its next hop (a final partial hop
@@ -23,6 +36,10 @@ public struct ReplayStream: Sendable, Equatable {
 /// engine at the start of the tick after its last hop, so its open utterance ends and, if it held the
 /// floor, the room's dominant speaker becomes nobody; those events carry the time its audio ended.
 /// `finish()` removes the streams still present after the last tick.
+///
+/// Streams are whole arrays (`ReplayStream`) or `ReplaySource`s read one hop per tick; both play alike. Once a
+/// source throws, no source is read again (all play zeros) and the error is kept in `sourceFailure`: check it
+/// after each `tick()`, before using that tick's events.
 ///
 /// ```swift
 /// let replay = try RoomReplay(streams: streams)
@@ -34,22 +51,32 @@ public struct ReplayStream: Sendable, Equatable {
 /// replay.consumeEvents { print($0) }
 /// ```
 public final class RoomReplay {
-    /// A decision of the engine, naming streams by their index in `streams`.
+    /// A decision of the engine, naming streams by their index in `streamIDs`.
     public enum Event: Sendable, Equatable {
-        /// Voice activity of `streams[stream]` changed at `time`; the change began at `since`
+        /// Voice activity of stream `stream` changed at `time`; the change began at `since`
         /// (a start: the beginning of the first speech hop; an end: the end of the last speech hop).
         case speech(stream: Int, active: Bool, time: Double, since: Double)
-        /// The dominant speaker became `streams[stream]`, or nobody for nil, at `time`.
+        /// The dominant speaker became stream `stream`, or nobody for nil, at `time`.
         case dominant(stream: Int?, time: Double)
     }
 
-    /// The recorded streams, in the order given.
-    public let streams: [ReplayStream]
+    /// The stream ids, in the order given.
+    public let streamIDs: [String]
     /// The engine the streams play through.
     public let engine: Engine
     /// Ticks of the longest stream: `tick()` may be called this many times.
     public let tickCount: Int
 
+    /// Where the samples come from: whole arrays or sources read as they play.
+    private enum Recordings {
+        case arrays([ReplayStream])
+        case sources([any ReplaySource])
+    }
+
+    private let recordings: Recordings
+    private let hopCounts: [Int]
+    /// The first error a source threw and the index of that stream, or nil; from then on every source plays zeros.
+    public private(set) var sourceFailure: (stream: Int, error: any Error)?
     private let room: RoomID
     private var handles: [StreamID?]
     private var indexOfHandle: [StreamID: Int] = [:]
@@ -62,20 +89,47 @@ public final class RoomReplay {
     ///   - configuration: The engine's configuration.
     ///   - roomName: The engine's name for the room.
     /// - Throws: `ConfigurationError` if the configuration is out of range.
-    public init(
+    public convenience init(
         streams: [ReplayStream], configuration: EngineConfiguration = EngineConfiguration(), roomName: String = "replay"
     ) throws(ConfigurationError) {
-        self.streams = streams
+        try self.init(
+            recordings: .arrays(streams), ids: streams.map(\.id), hopCounts: streams.map(\.hopCount),
+            configuration: configuration, roomName: roomName)
+    }
+
+    /// Adds one room with all streams, read as they play, to a new engine.
+    /// - Parameters:
+    ///   - sources: The participants; ids should be distinct to tell them apart in output.
+    ///   - configuration: The engine's configuration.
+    ///   - roomName: The engine's name for the room.
+    /// - Throws: `ConfigurationError` if the configuration is out of range.
+    public convenience init(
+        sources: [any ReplaySource], configuration: EngineConfiguration = EngineConfiguration(),
+        roomName: String = "replay"
+    ) throws(ConfigurationError) {
+        let hop = AnalysisFormat.hopSize
+        try self.init(
+            recordings: .sources(sources), ids: sources.map(\.id),
+            hopCounts: sources.map { ($0.sampleCount + hop - 1) / hop }, configuration: configuration,
+            roomName: roomName)
+    }
+
+    private init(
+        recordings: Recordings, ids: [String], hopCounts: [Int], configuration: EngineConfiguration, roomName: String
+    ) throws(ConfigurationError) {
+        self.recordings = recordings
+        streamIDs = ids
+        self.hopCounts = hopCounts
         engine = try Engine(configuration: configuration)
         room = engine.addRoom(name: roomName)
         handles = []
-        for (index, stream) in streams.enumerated() {
-            let handle = engine.addStream(name: stream.id, room: room)
+        for (index, id) in ids.enumerated() {
+            let handle = engine.addStream(name: id, room: room)
             handles.append(handle)
             indexOfHandle[handle] = index
         }
-        lastStatistics = Array(repeating: nil, count: streams.count)
-        tickCount = streams.map(\.hopCount).max() ?? 0
+        lastStatistics = Array(repeating: nil, count: ids.count)
+        tickCount = hopCounts.max() ?? 0
     }
 
     /// Ticks done so far.
@@ -108,11 +162,18 @@ public final class RoomReplay {
         precondition(!isAtEnd, "the replay is at its end")
         let hop = AnalysisFormat.hopSize
         let tick = ticks
-        for index in handles.indices where handles[index] != nil && streams[index].hopCount <= tick {
+        for index in handles.indices where handles[index] != nil && hopCounts[index] <= tick {
             remove(index)
         }
         for index in handles.indices {
             guard let handle = handles[index] else { continue }
+            let streams: [ReplayStream]
+            switch recordings {
+            case .arrays(let arrays): streams = arrays
+            case .sources(let sources):
+                submitHop(of: sources[index], stream: index, to: handle)
+                continue
+            }
             let start = tick * hop
             streams[index].samples.withUnsafeBufferPointer { samples in
                 if start + hop <= samples.count {
@@ -128,6 +189,22 @@ public final class RoomReplay {
             }
         }
         engine.tick()
+    }
+
+    /// Reads the next hop of a source (zeros after its end, or after any source failed) and submits it.
+    private func submitHop(of source: any ReplaySource, stream: Int, to handle: StreamID) {
+        paddedHop.withUnsafeMutableBufferPointer { padded in
+            var count = 0
+            if sourceFailure == nil {
+                do {
+                    count = try source.read(into: padded)
+                } catch {
+                    sourceFailure = (stream, error)
+                }
+            }
+            padded[count...].update(repeating: 0)
+            engine.submit(UnsafeBufferPointer(padded), to: handle)
+        }
     }
 
     /// Removes every stream still present, ending their utterances. Call after the last tick.

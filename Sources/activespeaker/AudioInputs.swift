@@ -1,8 +1,10 @@
 import Foundation
 import SpeakerCore
+import SpeakerEval
 import SpeakerIO
 
-/// The audio FILEs of `detect` and `features`: opened and named, then decoded at the engine's rate.
+/// The audio FILEs of `detect` and `features`: opened and named, then decoded at the engine's rate, whole
+/// (`decode`) or a block at a time as they play (`open`).
 ///
 /// `-` is standard input (copied whole to a temporary file first: libsndfile needs to seek in WAV
 /// and FLAC). A stream is named after its file (`talks/alice.wav` → `alice`; standard input →
@@ -24,31 +26,8 @@ enum AudioInputs {
     ///   for a file libsndfile cannot read that looks like MP4/M4A, MP3, AAC, …, the line names the
     ///   format and how to convert it. `.usage` if `-` is a terminal.
     static func decode(_ paths: [String], names: [String]? = nil, downmix: Bool) throws(CommandError) -> [DecodedStream] {
-        precondition(names == nil || names!.count == paths.count, "one name per path")
-        var sources = paths
-        var copy: TemporaryCopy?
-        defer { copy?.remove() }
-        if let index = paths.firstIndex(of: standardInput) {
-            copy = try TemporaryCopy(ofDescriptor: STDIN_FILENO)
-            sources[index] = copy!.path
-        }
-        func shown(_ source: String) -> String { source == copy?.path ? standardInputName : source }
-
-        do {
-            var ids: [[String]] = []
-            var owner: [String: String] = [:]
-            for (index, source) in sources.enumerated() {
-                let file = try AudioFile(path: source)
-                let base = names?[index] ?? (paths[index] == standardInput ? "stdin" : streamBaseName(path: source))
-                let fileIDs = downmix || file.channelCount == 1 ? [base] : (1...file.channelCount).map { "\(base)-ch\($0)" }
-                for id in fileIDs {
-                    if let first = owner[id] {
-                        throw SpeakerIOError(.file(shown(source)), .duplicateStreamID(id: id, firstPath: first))
-                    }
-                    owner[id] = shown(source)
-                }
-                ids.append(fileIDs)
-            }
+        try withSources(paths) { sources, shown in
+            let ids = try streamIDs(paths: paths, sources: sources, names: names, downmix: downmix, shown: shown)
             var streams: [DecodedStream] = []
             for (index, source) in sources.enumerated() {
                 let decoded = try loadStreams(paths: [source], sampleRate: AnalysisFormat.sampleRate, downmix: downmix)
@@ -60,10 +39,60 @@ enum AudioInputs {
                 }
             }
             return streams
+        }
+    }
+
+    /// Opens `paths` as streams read a block at a time at the engine's rate: `decode` in bounded memory.
+    ///
+    /// Every file is opened and checked (header, format, names) before this returns, so a bad file stops the run
+    /// before any output; standard input is copied to a temporary file, opened and the copy deleted at once
+    /// (the open file stays readable). A file that fails later, while it is read, throws from
+    /// `FileStreamSource.read(into:)`; `AudioInputs.message(for:)` gives the one line to show for it.
+    /// - Parameters: As `decode`.
+    /// - Returns: One source per stream, in the order of `paths`, channels in order; each `sampleCount` samples
+    ///   long and yielding exactly the samples `decode` gives.
+    /// - Throws: As `decode`.
+    static func open(_ paths: [String], names: [String]? = nil, downmix: Bool) throws(CommandError) -> [FileStreamSource] {
+        try withSources(paths) { sources, shown in
+            let ids = try streamIDs(paths: paths, sources: sources, names: names, downmix: downmix, shown: shown)
+            var streams: [FileStreamSource] = []
+            for (index, source) in sources.enumerated() {
+                let reader = try FileStreamReader(path: source, sampleRate: AnalysisFormat.sampleRate, downmix: downmix)
+                for (stream, id) in ids[index].enumerated() {
+                    streams.append(FileStreamSource(id: id, reader: reader, stream: stream, shownPath: shown(source)))
+                }
+            }
+            return streams
+        }
+    }
+
+    /// The one line to show for an error a `FileStreamSource` threw while its file was read.
+    static func message(for error: any Error, of source: FileStreamSource) -> String {
+        guard var error = error as? SpeakerIOError else { return "\(source.shownPath): \(error)" }
+        if case .file = error.subject { error.subject = .file(source.shownPath) }
+        return error.description
+    }
+
+    /// Runs `body` on the paths to open (standard input replaced by a temporary copy, deleted afterwards) and a
+    /// function naming a path as messages show it, mapping its `SpeakerIOError` to one line.
+    private static func withSources<Result>(
+        _ paths: [String], _ body: ([String], (String) -> String) throws -> Result
+    ) throws(CommandError) -> Result {
+        var sources = paths
+        var copy: TemporaryCopy?
+        defer { copy?.remove() }
+        if let index = paths.firstIndex(of: standardInput) {
+            copy = try TemporaryCopy(ofDescriptor: STDIN_FILENO)
+            sources[index] = copy!.path
+        }
+        let copyPath = copy?.path
+        func shown(_ source: String) -> String { source == copyPath ? standardInputName : source }
+        do {
+            return try body(sources, shown)
         } catch var error as SpeakerIOError {
             if case .file(let source) = error.subject {
                 if case .notAudio = error.kind, let format = ForeignFormat(sniffing: source) {
-                    throw .failure(format.message(shown: shown(source), isStandardInput: source == copy?.path))
+                    throw .failure(format.message(shown: shown(source), isStandardInput: source == copyPath))
                 }
                 error.subject = .file(shown(source))
             }
@@ -73,12 +102,57 @@ enum AudioInputs {
         }
     }
 
+    /// Opens every file once to name its streams, checking that no name is taken twice.
+    /// - Returns: Per path, the ids of its streams.
+    private static func streamIDs(
+        paths: [String], sources: [String], names: [String]?, downmix: Bool, shown: (String) -> String
+    ) throws -> [[String]] {
+        precondition(names == nil || names!.count == paths.count, "one name per path")
+        var ids: [[String]] = []
+        var owner: [String: String] = [:]
+        for (index, source) in sources.enumerated() {
+            let file = try AudioFile(path: source)
+            let base = names?[index] ?? (paths[index] == standardInput ? "stdin" : streamBaseName(path: source))
+            let fileIDs = downmix || file.channelCount == 1 ? [base] : (1...file.channelCount).map { "\(base)-ch\($0)" }
+            for id in fileIDs {
+                if let first = owner[id] {
+                    throw SpeakerIOError(.file(shown(source)), .duplicateStreamID(id: id, firstPath: first))
+                }
+                owner[id] = shown(source)
+            }
+            ids.append(fileIDs)
+        }
+        return ids
+    }
+
     /// The file name without directories and without its last extension: `a/b/alice.take2.wav` →
     /// `alice.take2`. A name that starts with its only dot (`.wav`) is kept whole.
     static func streamBaseName(path: String) -> String {
         let name = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
         return String(name[..<dot])
+    }
+}
+
+/// One stream of an audio file, read a hop at a time as a room replay plays it.
+final class FileStreamSource: ReplaySource {
+    let id: String
+    /// The file as messages name it (`standard input` for `-`).
+    let shownPath: String
+    private let reader: FileStreamReader
+    private let stream: Int
+
+    init(id: String, reader: FileStreamReader, stream: Int, shownPath: String) {
+        self.id = id
+        self.reader = reader
+        self.stream = stream
+        self.shownPath = shownPath
+    }
+
+    var sampleCount: Int { reader.sampleCount }
+
+    func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        try reader.read(stream: stream, into: buffer)
     }
 }
 

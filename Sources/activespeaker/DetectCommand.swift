@@ -108,7 +108,9 @@ struct DetectCommand: Command {
 
         EXIT STATUS: 0 success; 1 unusable input file or unwritable output (one line
         on standard error, nothing on standard output, no RTTM file); 64 command-line
-        error.
+        error. Files are checked before any output, then decoded as they play: a file
+        damaged partway (FLAC or Ogg cut short) also exits 1 with one line, when its
+        audio is reached, after the events written so far (no RTTM file).
         """
 
     let files: [String]
@@ -166,21 +168,21 @@ struct DetectCommand: Command {
             try printSettings()
             return
         }
-        let streams = try load()
+        let sources = try open()
         let rttmFile = try rttmPath.map { path throws(CommandError) in try AtomicFile(path: path) }
         let replay: RoomReplay
         do {
-            replay = try RoomReplay(streams: streams, configuration: configuration, roomName: recordingName)
+            replay = try RoomReplay(sources: sources, configuration: configuration, roomName: recordingName)
         } catch {
             throw .usage(error.description)
         }
         let output = BufferedOutput()
         let writer = EventWriter(output: output)
-        let tally = try play(replay, to: writer)
+        let tally = try play(replay, sources: sources, to: writer)
         if summary {
             let report = DetectSummary(
                 duration: replay.duration,
-                streams: streams.indices.map { (id: streams[$0].id, statistics: replay.statistics(of: $0)) },
+                streams: sources.indices.map { (id: sources[$0].id, statistics: replay.statistics(of: $0)) },
                 dominantChanges: tally.dominantChanges)
             if Console.outputIsTerminal {
                 try output.write(report.table)
@@ -199,8 +201,11 @@ struct DetectCommand: Command {
     }
 
     /// Plays the replay to its end, writing events (unless quiet) and levels as they come.
-    private func play(_ replay: RoomReplay, to writer: EventWriter) throws(CommandError) -> Tally {
-        let ids = replay.streams.map(\.id)
+    /// - Throws: `.failure` naming the file when one cannot be read to its end (after some output, perhaps).
+    private func play(
+        _ replay: RoomReplay, sources: [FileStreamSource], to writer: EventWriter
+    ) throws(CommandError) -> Tally {
+        let ids = replay.streamIDs
         let interactive = Console.outputIsTerminal
         // On a terminal that shows the events, they are progress enough.
         let progress = ProgressLine(label: "detect", enabled: replay.duration > 60 && (quiet || !interactive))
@@ -225,6 +230,10 @@ struct DetectCommand: Command {
 
         while !replay.isAtEnd {
             replay.tick()
+            if let failure = replay.sourceFailure {
+                // The tick played zeros for the file that failed: none of its events are written.
+                throw .failure(AudioInputs.message(for: failure.error, of: sources[failure.stream]))
+            }
             try writeEvents()
             if let levelTicks, !quiet, replay.ticks % levelTicks == 0 {
                 try writer.levels(time: replay.time, replay.presentStreams.map { (ids[$0], replay.level(of: $0)!) })
@@ -268,15 +277,16 @@ struct DetectCommand: Command {
         try AudioInputs.decode(paths, names: names, downmix: downmix)
     }
 
-    /// Decodes every file before anything is written, so a bad file leaves no output at all.
-    private func load() throws(CommandError) -> [ReplayStream] {
-        let decoded = try Self.decode(files, names: names, downmix: downmix)
-        if rttmPath != nil, let stream = decoded.first(where: { $0.id.contains(where: \.isWhitespace) || $0.id.isEmpty }) {
+    /// Opens and checks every file before anything is written, so a bad file leaves no output at all; the
+    /// samples are decoded as they play.
+    private func open() throws(CommandError) -> [FileStreamSource] {
+        let sources = try AudioInputs.open(files, names: names, downmix: downmix)
+        if rttmPath != nil, let stream = sources.first(where: { $0.id.contains(where: \.isWhitespace) || $0.id.isEmpty }) {
             throw .failure(
-                "\(stream.sourcePath): stream id \"\(stream.id)\" cannot be an RTTM speaker (it contains a space); "
+                "\(stream.shownPath): stream id \"\(stream.id)\" cannot be an RTTM speaker (it contains a space); "
                     + "rename the file or name the stream with --id")
         }
-        return decoded.map { ReplayStream(id: $0.id, samples: $0.samples) }
+        return sources
     }
 
     private func printSettings() throws(CommandError) {

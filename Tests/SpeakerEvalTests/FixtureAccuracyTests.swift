@@ -27,9 +27,9 @@ import TestSupport
             replay.consumeEvents { event in
                 switch event {
                 case .speech(let stream, let active, _, let since):
-                    recorder.record(stream: replay.streams[stream].id, active: active, since: since)
+                    recorder.record(stream: replay.streamIDs[stream], active: active, since: since)
                 case .dominant(let stream, let time):
-                    decisions.append((time, stream.map { replay.streams[$0].id }))
+                    decisions.append((time, stream.map { replay.streamIDs[$0] }))
                 }
             }
         }

@@ -23,6 +23,26 @@ import TestSupport
         #expect(try directory.contents() == before, "no temporary file left")
     }
 
+    /// A FLAC file cut short opens fine (its header is whole); the damage is found only when its audio is reached,
+    /// after events may have been written. The run still fails with one line naming the file and no RTTM file.
+    @Test func aFileCutShortPartwayFailsWhenItsAudioIsReached() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let whole = try Data(contentsOf: URL(fileURLWithPath: FixturePaths.file("meetings/m1-clean/bob.flac")))
+        let cut = directory.path("bob.flac")
+        try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: cut))
+        let alice = FixturePaths.file("meetings/m1-clean/alice.flac")
+        let rttm = directory.path("out.rttm")
+
+        let result = try CLI.run(["detect", "--rttm", rttm, "--summary", alice, cut])
+
+        #expect(result.status == 1)
+        #expect(result.errorLines.count == 1, "one line: \(result.stderr)")
+        #expect(result.stderr.hasPrefix("activespeaker: \(cut): truncated: "), "names the file: \(result.stderr)")
+        #expect(!result.stdout.contains("\"summary\""), "no summary: the run did not end")
+        #expect(!FileManager.default.fileExists(atPath: rttm), "no RTTM file")
+    }
+
     @Test func unwritableRTTMDestinationFailsBeforeAnyOutput() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

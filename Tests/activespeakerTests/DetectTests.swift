@@ -1,5 +1,6 @@
 import Foundation
 import SpeakerEval
+import SpeakerIO
 import Testing
 import TestSupport
 
@@ -54,6 +55,61 @@ import TestSupport
                 let middle = (talk.lowerBound + talk.upperBound) / 2
                 #expect(output.dominant(at: middle) == stream, "\(stream) at \(middle)")
             }
+        }
+    }
+
+    /// `detect` decodes its files as they play; its decisions are those of the whole files decoded first (the
+    /// path it took before), replayed in-process: same events in the same order, same times, same summary.
+    @Test func decodingAsItPlaysKeepsTheDecisionsOfWholeFiles() throws {
+        let folder = FixturePaths.file("meetings/m1-clean")
+        let paths = ["alice", "bob", "carol"].map { "\(folder)/\($0).flac" }
+        let result = try CLI.run(["detect", "--summary", "--levels", "500"] + paths)
+        #expect(result.status == 0, "\(result.stderr)")
+        let output = try DetectOutput(lines: result.lines)
+
+        let streams = try loadStreams(paths: paths).map { ReplayStream(id: $0.id, samples: $0.samples) }
+        let replay = try RoomReplay(streams: streams, roomName: "m1-clean")
+        var expected: [DetectOutput.Event] = []
+        func drain() {
+            replay.consumeEvents { event in
+                switch event {
+                case .speech(let stream, let active, let time, let since):
+                    expected.append(.speech(t: time, stream: streams[stream].id, active: active, since: since))
+                case .dominant(let stream, let time):
+                    expected.append(.dominant(t: time, stream: stream.map { streams[$0].id }))
+                }
+            }
+        }
+        while !replay.isAtEnd {
+            replay.tick()
+            drain()
+            if replay.ticks % 50 == 0 {
+                let levels = replay.presentStreams.map { (streams[$0].id, Double(replay.level(of: $0)!)) }
+                expected.append(.levels(t: replay.time, levels: Dictionary(uniqueKeysWithValues: levels)))
+            }
+        }
+        replay.finish()
+        drain()
+
+        try #require(output.events.count == expected.count)
+        for (got, want) in zip(output.events, expected) {
+            switch (got, want) {
+            case (.speech(let t, let stream, let active, let since), .speech(let t2, let stream2, let active2, let since2)):
+                #expect(stream == stream2 && active == active2 && abs(t - t2) < 0.0006 && abs(since - since2) < 0.0006)
+            case (.dominant(let t, let stream), .dominant(let t2, let stream2)):
+                #expect(stream == stream2 && abs(t - t2) < 0.0006)
+            case (.levels(let t, let levels), .levels(let t2, let levels2)):
+                #expect(abs(t - t2) < 0.0006 && levels.keys == levels2.keys)
+                for (id, level) in levels { #expect(abs(level - levels2[id]!) <= 0.05 + 1e-9, "\(id) at \(t)") }
+            default:
+                Issue.record("\(got) where \(want) was expected")
+            }
+        }
+        let summary = try #require(output.summary)
+        #expect(abs(summary.duration - replay.duration) < 0.0006)
+        #expect(summary.streams.map(\.id) == streams.map(\.id))
+        for (index, stream) in summary.streams.enumerated() {
+            #expect(abs(stream.statistics.speech - replay.statistics(of: index).speechTime) < 0.0006)
         }
     }
 
