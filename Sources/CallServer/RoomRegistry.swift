@@ -277,8 +277,8 @@ struct RoomRegistry {
 
     /// The transport reports that a connection is gone.
     mutating func closed(_ connection: ConnectionID) -> [Effect] {
+        stopObserving(connection)
         guard let state = connections.removeValue(forKey: connection) else { return [] }
-        if let watched = state.observing { rooms[watched]?.observers.removeAll { $0 == connection } }
         guard let roomID = state.room, let id = state.participant else { return [] }
         return remove(id, from: roomID, reason: .left)
     }
@@ -292,8 +292,7 @@ struct RoomRegistry {
             if let roomID = state.room, let id = state.participant {
                 effects += remove(id, from: roomID, reason: .timeout)
             }
-            if let watched = state.observing { rooms[watched]?.observers.removeAll { $0 == connection } }
-            connections[connection]?.observing = nil
+            stopObserving(connection)
             connections[connection]?.room = nil
             connections[connection]?.participant = nil
             effects.append(.close(connection))
@@ -321,24 +320,10 @@ struct RoomRegistry {
         epochSeconds: Int
     ) -> [Effect] {
         guard let state = connections[connection] else { return [] }
-        let claims: AccessToken
-        do {
-            claims = try AccessToken.verify(token, secret: settings.secret, now: epochSeconds)
-        } catch {
-            return refuse(connection, error)
-        }
-        let roomID = state.requestedRoom ?? CallRoomID(claims.room)
-        guard claims.room == AccessToken.anyRoom || claims.room == roomID.rawValue else {
-            return refuse(connection, CallError(.wrongRoom, "token is for room \(claims.room), not \(roomID)"))
-        }
-        guard let room = rooms[roomID] else { return refuse(connection, CallError(.roomNotFound, "room \(roomID) not found")) }
-        if let removal = room.removals[ParticipantID(claims.participantID)], epochSeconds < removal.at + settings.rejoinBan,
-            claims.issuedAt <= removal.at
-        {
-            let wait = removal.at + settings.rejoinBan - epochSeconds
-            return refuse(
-                connection,
-                CallError(.removed, "removed from room \(roomID) by \(removal.by): rejoin in \(wait) s or with a token issued after the removal"))
+        let claims: AccessToken, roomID: CallRoomID, room: Room
+        switch admission(of: state, token: token, epochSeconds: epochSeconds) {
+        case .success(let admitted): (claims, roomID, room) = admitted
+        case .failure(let error): return refuse(connection, error)
         }
         if let displayName, claims.hasSignedName, displayName != claims.displayName {
             return refuse(connection, CallError(.notAllowed, "the token names you \"\(claims.displayName)\": a signed name cannot be changed"))
@@ -379,6 +364,40 @@ struct RoomRegistry {
         return effects
     }
 
+    /// What `join` and `observe` both check: the token is valid now and admits to the room the
+    /// connection names (or the token's own), the room exists, and the token's participant is not
+    /// serving a rejoin ban (unless the token was issued after the removal).
+    private func admission(
+        of state: Connection, token: String, epochSeconds: Int
+    ) -> Result<(AccessToken, CallRoomID, Room), CallError> {
+        let claims: AccessToken
+        do {
+            claims = try AccessToken.verify(token, secret: settings.secret, now: epochSeconds)
+        } catch {
+            return .failure(error)
+        }
+        let roomID = state.requestedRoom ?? CallRoomID(claims.room)
+        guard claims.room == AccessToken.anyRoom || claims.room == roomID.rawValue else {
+            return .failure(CallError(.wrongRoom, "token is for room \(claims.room), not \(roomID)"))
+        }
+        guard let room = rooms[roomID] else { return .failure(CallError(.roomNotFound, "room \(roomID) not found")) }
+        if let removal = room.removals[ParticipantID(claims.participantID)], epochSeconds < removal.at + settings.rejoinBan,
+            claims.issuedAt <= removal.at
+        {
+            let wait = removal.at + settings.rejoinBan - epochSeconds
+            return .failure(CallError(
+                .removed, "removed from room \(roomID) by \(removal.by): rejoin in \(wait) s or with a token issued after the removal"))
+        }
+        return .success((claims, roomID, room))
+    }
+
+    /// Ends a connection's observing, if it observes: it leaves its room's observers.
+    private mutating func stopObserving(_ connection: ConnectionID) {
+        guard let watched = connections[connection]?.observing else { return }
+        rooms[watched]?.observers.removeAll { $0 == connection }
+        connections[connection]?.observing = nil
+    }
+
     /// True when datagrams sent to `host`:`port` would arrive on the server's own RTP socket. `host` is
     /// numeric (a peer's address or an ingest source as parsed); one that does not parse is not ours.
     private func isOwnRTPAddress(host: String, port: Int) -> Bool {
@@ -396,8 +415,7 @@ struct RoomRegistry {
         if let state = connections[connection], let roomID = state.room, let id = state.participant {
             effects += remove(id, from: roomID, reason: .left)
         }
-        if let watched = connections[connection]?.observing { rooms[watched]?.observers.removeAll { $0 == connection } }
-        connections[connection]?.observing = nil
+        stopObserving(connection)
         connections[connection]?.room = nil
         connections[connection]?.participant = nil
         effects.append(.close(connection, code: code))
@@ -467,21 +485,10 @@ struct RoomRegistry {
     /// admits, unless its participant was removed and is still banned (as for `join`).
     private mutating func observe(_ connection: ConnectionID, token: String, epochSeconds: Int) -> [Effect] {
         guard let state = connections[connection] else { return [] }
-        let claims: AccessToken
-        do {
-            claims = try AccessToken.verify(token, secret: settings.secret, now: epochSeconds)
-        } catch {
-            return refuse(connection, error)
-        }
-        let roomID = state.requestedRoom ?? CallRoomID(claims.room)
-        guard claims.room == AccessToken.anyRoom || claims.room == roomID.rawValue else {
-            return refuse(connection, CallError(.wrongRoom, "token is for room \(claims.room), not \(roomID)"))
-        }
-        guard let room = rooms[roomID] else { return refuse(connection, CallError(.roomNotFound, "room \(roomID) not found")) }
-        if let removal = room.removals[ParticipantID(claims.participantID)], epochSeconds < removal.at + settings.rejoinBan,
-            claims.issuedAt <= removal.at
-        {
-            return refuse(connection, CallError(.removed, "removed from room \(roomID) by \(removal.by)"))
+        let roomID: CallRoomID, room: Room
+        switch admission(of: state, token: token, epochSeconds: epochSeconds) {
+        case .success(let admitted): (_, roomID, room) = admitted
+        case .failure(let error): return refuse(connection, error)
         }
         guard room.observers.count < Self.maximumObservers else {
             return refuse(connection, CallError(.roomFull, "room \(roomID) has \(Self.maximumObservers) observers already"))
