@@ -145,13 +145,7 @@ struct JoinCommand: Command {
             do throws(MeetingError) {
                 configuration.microphone = .device(try Self.checkMicrophone(name))
             } catch {
-                var line = JSONLine()
-                line.add("t", Date().timeIntervalSince(start), decimals: 3)
-                line.add("type", "error")
-                line.add("code", error.code.rawValue)
-                line.add("message", error.message)
-                output.write(line.rendered)
-                throw .failure("join: \(error)")
+                throw Self.failed(error, time: Date().timeIntervalSince(start), output: output)
             }
         }
         let meeting = Meeting(configuration: configuration)
@@ -168,7 +162,7 @@ struct JoinCommand: Command {
                         levels = time - lastLevels >= levelInterval - Self.levelPeriod / 2
                         if levels { lastLevels = time }
                     }
-                    if let line = Self.line(for: event, meeting: meeting, time: time, levels: levels) {
+                    if let line = Self.line(for: event, time: time, levels: levels) {
                         output.write(line)
                     }
                 }
@@ -189,13 +183,7 @@ struct JoinCommand: Command {
         }
         joined.wait()
         if let error = failure.withLock({ $0 }) {
-            var line = JSONLine()
-            line.add("t", Date().timeIntervalSince(start), decimals: 3)
-            line.add("type", "error")
-            line.add("code", error.code.rawValue)
-            line.add("message", error.message)
-            output.write(line.rendered)
-            throw .failure("join: \(error)")
+            throw Self.failed(error, time: Date().timeIntervalSince(start), output: output)
         }
         StopRequest.install()
         while !StopRequest.isRequested, meeting.localParticipant != nil {
@@ -221,6 +209,13 @@ struct JoinCommand: Command {
     /// without a microphone.
     /// - Returns: The device's name.
     /// - Throws: `MeetingError` 3059 when there is no microphone, 3002 when it cannot be opened.
+    /// A join that cannot go on: the error as an event line (as `line(for: .error)` writes it), then the
+    /// failure that ends the command.
+    static func failed(_ error: MeetingError, time: Double, output: LineOutput) -> CommandError {
+        if let line = line(for: .error(error), time: time, levels: false) { output.write(line) }
+        return .failure("join: \(error)")
+    }
+
     static func checkMicrophone(_ name: String?) throws(MeetingError) -> String {
         // ALSA's `null` captures nothing but silence: never the default (the SDK's rule too).
         guard let device = name ?? AudioDevices.list().first(where: { $0.canCapture && $0.name != "null" })?.name else {
@@ -234,7 +229,7 @@ struct JoinCommand: Command {
         return device
     }
 
-    static func line(for event: MeetingEvent, meeting: Meeting, time: Double, levels: Bool) -> String? {
+    static func line(for event: MeetingEvent, time: Double, levels: Bool) -> String? {
         var line = JSONLine()
         line.add("t", time, decimals: 3)
         switch event {
