@@ -96,6 +96,23 @@ final class PacedWriter: @unchecked Sendable {
 
 @Suite("activespeaker live (file-backed ALSA devices)", .serialized, .realTime)
 struct LiveTests {
+    /// Runs `command` (a shell command line) with a terminal (util-linux `script`), at most 30 s, and
+    /// returns its exit status and what it drew (the transcript, written to `transcript`).
+    static func onTerminal(_ command: String, transcript: String) throws -> (status: Int32, screen: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        _ = FileManager.default.createFile(atPath: transcript, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: transcript))
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return (process.terminationStatus, try String(contentsOfFile: transcript, encoding: .utf8))
+    }
+
     /// Alice and Bob, padded to 9 s, as a stereo 16 kHz device and as two WAV files.
     static func room(in directory: TemporaryDirectory) throws -> (left: [Float], right: [Float], talks: [String: [ClosedRange<Double>]]) {
         let (paths, talks) = try TestAudio.writeRoom(TestAudio.aliceAndBob, in: directory)
@@ -336,20 +353,8 @@ struct LiveTests {
         defer { devices.directory.remove() }
         let executable = try #require(CLI.executable).path
         let command = "\(executable) live --alsa-config \(devices.configuration) --device room --id alice=1 --id bob=2 --duration 9 --device-poll 0"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", command, "/dev/null"]
-        let transcript = directory.path("transcript")
-        _ = FileManager.default.createFile(atPath: transcript, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: transcript))
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let screen = try String(contentsOfFile: transcript, encoding: .utf8)
+        let (status, screen) = try Self.onTerminal(command, transcript: directory.path("transcript"))
+        #expect(status == 0)
         #expect(screen.contains("dominant: alice") && screen.contains("dominant: bob"))
         #expect(screen.contains("\u{1B}[7m▶ alice"), "the dominant speaker's row is highlighted")
         #expect(screen.contains("● speaking"))
@@ -380,20 +385,8 @@ struct LiveTests {
         let lastDominant = events.dominant(at: .infinity) ?? "nobody"
 
         let executable = try #require(CLI.executable).path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", ([executable] + arguments).joined(separator: " "), "/dev/null"]
-        let transcript = directory.path("transcript")
-        _ = FileManager.default.createFile(atPath: transcript, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: transcript))
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let screen = try String(contentsOfFile: transcript, encoding: .utf8)
+        let (status, screen) = try Self.onTerminal(([executable] + arguments).joined(separator: " "), transcript: directory.path("transcript"))
+        #expect(status == 0)
         #expect(!screen.contains("{\""), "no JSON on the view: \(screen.suffix(600))")
         #expect(screen.contains("device room opened: rate 16000, channels 2"))
         #expect(screen.contains("stats: 5.000 s; room "), "the stats note is drawn")
