@@ -8,19 +8,8 @@ import TestSupport
 /// The SDK plays what it hears: bob's speaker is a `type file` ALSA device that writes what it plays.
 @Suite(.serialized, .realTime) struct PlaybackCallTests {
     @Test func aListenerHearsTheSpeakerAtItsLevelAndNothingBefore() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("playback-call-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let played = directory.appendingPathComponent("bob.raw").path
-        let alsa = directory.appendingPathComponent("asoundrc").path
-        try """
-            pcm.bobspeaker {
-                type file
-                slave.pcm "null"
-                file "\(played)"
-                format "raw"
-            }
-            """.write(toFile: alsa, atomically: true, encoding: .utf8)
+        let device = try FilePlaybackDevice(name: "bobspeaker")
+        defer { device.remove() }
 
         let server = try CallTestServer.server()
         defer { server.stop() }
@@ -29,7 +18,7 @@ import TestSupport
         let alice = CallEndToEndTests.meeting(server, "alice", track: try CallEndToEndTests.track(turns: turns, length: 4))
         var listening = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: CallTestServer.token("bob"))
         listening.microphone = .none
-        listening.speaker = .device("bobspeaker", alsaConfigurationFile: alsa)
+        listening.speaker = .device(device.name, alsaConfigurationFile: device.configuration)
         let bob = Meeting(configuration: listening)
         let log = CallEndToEndTests.SpeakerLog()
         bob.addEventListener(log)
@@ -52,10 +41,7 @@ import TestSupport
         task.cancel()
         #expect(errors.withLock { $0 }.isEmpty, "\(errors.withLock { $0 })")
 
-        let bytes = try #require(FileManager.default.contents(atPath: played))
-        let samples = stride(from: 0, to: bytes.count - 1, by: 2).map {
-            Float(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)) / 32768
-        }
+        let samples = try device.played().map { Float($0) / 32768 }
         #expect(samples.count > 16000 * 3, "played \(samples.count) samples")
         // 100 ms windows: loud ones are alice's prompt, the rest silence (nothing but her is in the room).
         let windows = stride(from: 0, to: samples.count - 1600, by: 1600).map { start in

@@ -74,25 +74,13 @@ import TestSupport
 
     /// A `type file` PCM writes what it plays to a file: the samples come back as written (16-bit).
     @Test func aFileBackedDeviceReceivesWhatIsPlayed() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("playback-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let output = directory.appendingPathComponent("played.raw").path
-        let configuration = directory.appendingPathComponent("asoundrc").path
-        try """
-            pcm.recorded {
-                type file
-                slave.pcm "null"
-                file "\(output)"
-                format "raw"
-            }
-            """.write(toFile: configuration, atomically: true, encoding: .utf8)
+        let device = try FilePlaybackDevice(name: "recorded")
+        defer { device.remove() }
         let signal = Synthesis.sine(seconds: 0.5, frequency: 440, amplitude: 0.5) + [2, -2]
-        let speaker = try ALSAPlayback(device: "recorded", configurationFile: configuration)
+        let speaker = try ALSAPlayback(device: device.name, configurationFile: device.configuration)
         try signal.withUnsafeBufferPointer { try speaker.write($0) }
         speaker.close()
-        let bytes = try #require(FileManager.default.contents(atPath: output))
-        let played = stride(from: 0, to: bytes.count - 1, by: 2).map { Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8) }
+        let played = try device.played()
         #expect(played.count == signal.count)
         let expected = signal.map { Int16((max(-1, min(1, $0)) * 32767).rounded()) }
         #expect(played == expected)
