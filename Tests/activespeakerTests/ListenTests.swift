@@ -106,6 +106,20 @@ struct ListenTests {
     /// Sends `seconds` of 20 ms RTP packets to 127.0.0.1:`port` in real time, each with an RFC 6464
     /// level (`level` −dBov, V flag set) in a one-byte header extension of id 1.
     static func sendLevels(port: UInt16, level: UInt8, seconds: Double, ssrc: UInt32 = 0x0A0B_0C0D) {
+        let packets = (0..<Int(seconds * 50)).map { index -> [UInt8] in
+            let sequence = UInt16(index), timestamp = UInt32(960 * index)
+            var packet: [UInt8] = [0x90, 96, UInt8(sequence >> 8), UInt8(sequence & 0xFF)]
+            packet += withUnsafeBytes(of: timestamp.bigEndian, Array.init) + withUnsafeBytes(of: ssrc.bigEndian, Array.init)
+            packet += [0xBE, 0xDE, 0, 1, 0x10, 0x80 | level, 0, 0]  // one element (id 1, one byte), padding
+            packet += [0xF8, 0xFF, 0xFE]  // an Opus frame, not decoded in levels mode
+            return packet
+        }
+        send(packets, toLoopbackPort: port, every: 20_000_000)
+    }
+
+    /// Sends `datagrams` to 127.0.0.1:`port` from a fresh UDP socket: at once, or the k-th due
+    /// `(k + 1) × interval` nanoseconds after the start (real-time pacing, absolute due times).
+    static func send(_ datagrams: [[UInt8]], toLoopbackPort port: UInt16, every interval: UInt64? = nil) {
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -113,18 +127,14 @@ struct ListenTests {
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         let start = DispatchTime.now().uptimeNanoseconds
-        for index in 0..<Int(seconds * 50) {
-            let sequence = UInt16(index), timestamp = UInt32(960 * index)
-            var packet: [UInt8] = [0x90, 96, UInt8(sequence >> 8), UInt8(sequence & 0xFF)]
-            packet += withUnsafeBytes(of: timestamp.bigEndian, Array.init) + withUnsafeBytes(of: ssrc.bigEndian, Array.init)
-            packet += [0xBE, 0xDE, 0, 1, 0x10, 0x80 | level, 0, 0]  // one element (id 1, one byte), padding
-            packet += [0xF8, 0xFF, 0xFE]  // an Opus frame, not decoded in levels mode
+        for (index, datagram) in datagrams.enumerated() {
             _ = withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(fd, packet, packet.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    sendto(fd, datagram, datagram.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
             }
-            let due = start + UInt64(index + 1) * 20_000_000
+            guard let interval else { continue }
+            let due = start + UInt64(index + 1) * interval
             let now = DispatchTime.now().uptimeNanoseconds
             if due > now { usleep(UInt32((due - now) / 1000)) }
         }
@@ -164,19 +174,7 @@ struct ListenTests {
                 [0x80, 96, 0, UInt8(index), UInt8(timestamp >> 24), UInt8(timestamp >> 16 & 0xFF), UInt8(timestamp >> 8 & 0xFF),
                  UInt8(timestamp & 0xFF), 0, 0, 0, 7, 0xF8, 0xFF, 0xFE])
         }
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        for datagram in datagrams {
-            _ = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(fd, datagram, datagram.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-        }
+        Self.send(datagrams, toLoopbackPort: port)
         let result = try listen.finish(timeout: 10)
         #expect(result.status == 0, "\(result.stderr)")
         let output = try LiveOutputLines(result.lines)
