@@ -24,6 +24,8 @@ packages=(
   chromium         # headless browser for the dashboard test
   curl             # HTTP API calls in the ingest test
   python3-prometheus-client  # parses GET /metrics in the metrics test
+  libhiredis-dev   # Redis client of the multi-node mode (serve --redis)
+  redis-server     # the Redis of the multi-node tests (started by each test on a free port)
 )
 
 missing=()

@@ -669,6 +669,9 @@ public final class Meeting: @unchecked Sendable {
         case .observing:
             // The answer to `observe`, which a Meeting never sends.
             break
+        case .redirect(let redirect):
+            // Followed from the reconnecting work (issue 14); until then the join fails as before.
+            emit(.error(MeetingError(CallError(.unavailable, "room \(redirect.roomId) lives on node \(redirect.nodeId): \(redirect.url)"))))
         }
     }
 

@@ -29,6 +29,9 @@ public enum CallErrorCode: Int, Sendable, Hashable, CaseIterable {
     /// The client sent more messages or bytes a second than the server's budget; the connection is closed.
     case rateLimited = 4015
     case serverError = 5000
+    /// Several nodes (`serve --redis`): the room's node cannot be reached, or this node has lost Redis and
+    /// does not host the room; try again (or another node).
+    case unavailable = 5003
 
     /// The HTTP status for an API answer with this code.
     public var httpStatus: Int {
@@ -42,6 +45,7 @@ public enum CallErrorCode: Int, Sendable, Hashable, CaseIterable {
         case .removed, .timedOut, .roomClosed: 410
         case .rateLimited: 429
         case .serverError: 500
+        case .unavailable: 503
         }
     }
 }

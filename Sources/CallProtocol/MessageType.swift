@@ -28,4 +28,5 @@ public enum ServerMessageType: String, Sendable, Hashable, CaseIterable, Codable
     case message
     case error
     case pong
+    case redirect
 }

@@ -24,8 +24,10 @@ public struct ParticipantInfo: Codable, Sendable, Hashable {
 
 /// Where and how a publisher sends its audio (MEDIA in docs/call.md).
 public struct MediaDescription: Codable, Sendable, Hashable {
-    /// The server's RTP port (same host as the signalling connection).
+    /// The server's RTP port.
     public var rtpPort: Int
+    /// The host to send RTP to (a node's `--advertise` address); nil: the signalling connection's host.
+    public var host: String?
     /// The SSRC the publisher must use.
     public var ssrc: UInt32
     public var payloadType: Int
@@ -33,12 +35,30 @@ public struct MediaDescription: Codable, Sendable, Hashable {
     /// The RFC 8285 one-byte extension id of the RFC 6464 audio level.
     public var audioLevelId: Int
 
-    public init(rtpPort: Int, ssrc: UInt32, payloadType: Int = 111, clockRate: Int = 48000, audioLevelId: Int = 1) {
+    public init(
+        rtpPort: Int, ssrc: UInt32, payloadType: Int = 111, clockRate: Int = 48000, audioLevelId: Int = 1, host: String? = nil
+    ) {
         self.rtpPort = rtpPort
+        self.host = host
         self.ssrc = ssrc
         self.payloadType = payloadType
         self.clockRate = clockRate
         self.audioLevelId = audioLevelId
+    }
+}
+
+/// `redirect` (several nodes): where the room lives.
+public struct Redirect: Codable, Sendable, Hashable {
+    /// The hosting node's signalling URL, with the room: `ws://HOST:PORT/v1/signal?room=ID`.
+    public var url: String
+    /// The hosting node's id (`serve --node-id`).
+    public var nodeId: String
+    public var roomId: String
+
+    public init(url: String, nodeId: String, roomId: String) {
+        self.url = url
+        self.nodeId = nodeId
+        self.roomId = roomId
     }
 }
 

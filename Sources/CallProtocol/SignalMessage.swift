@@ -44,6 +44,9 @@ public enum ServerMessage: Sendable, Hashable {
     case message(MessageBody, from: String, to: String?)
     case error(CallError)
     case pong
+    /// Several nodes (`serve --redis`): the room lives on another node. The server closes the connection
+    /// after it; the client connects to `url` and sends its `join` (or `observe`) again.
+    case redirect(Redirect)
 }
 
 extension ClientMessage {
@@ -140,6 +143,7 @@ extension ServerMessage {
         case .message: .message
         case .error: .error
         case .pong: .pong
+        case .redirect: .redirect
         }
     }
 
@@ -165,6 +169,7 @@ extension ServerMessage {
             return write(ServerBodyPayload(text: fields.text, data: fields.data, from: from, to: to))
         case .error(let error): return write(ErrorPayload(code: error.code.rawValue, message: error.message))
         case .pong: return write(NoPayload())
+        case .redirect(let redirect): return write(redirect)
         }
     }
 
@@ -225,6 +230,12 @@ extension ServerMessage {
             let error = try source.payload(ErrorPayload.self)
             self = .error(CallError(CallErrorCode(rawValue: error.code) ?? .serverError, error.message ?? "error \(error.code)"))
         case .pong: self = .pong
+        case .redirect:
+            let redirect = try source.payload(Redirect.self)
+            guard redirect.url.hasPrefix("ws://") || redirect.url.hasPrefix("wss://") else {
+                throw CallError(.malformedMessage, "malformed server message: redirect url must be ws:// or wss://")
+            }
+            self = .redirect(redirect)
         }
     }
 }
