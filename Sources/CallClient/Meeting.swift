@@ -31,6 +31,18 @@ public struct MeetingConfiguration: Sendable {
     public var joinTimeout: Double = 10
     /// Seconds between keep-alive pings (the server drops silent clients).
     public var pingInterval: Double = 5
+    /// Seconds without any message from the server (each ping is answered with a pong) after which
+    /// the connection counts as lost, as if it had closed.
+    public var pingTimeout: Double = 15
+    /// Other nodes of the same service, `ws://HOST:PORT` or `wss://HOST:PORT` like `server`: joining
+    /// tries them in order when `server` cannot be reached, and reconnecting cycles through `server`
+    /// and these.
+    public var fallbackServers: [String] = []
+    /// Whether a lost connection is re-established by itself (`reconnecting`, then `reconnected`);
+    /// false: a lost connection ends the meeting (`meetingLeft(reason: .connectionLost, …)`).
+    public var reconnect = true
+    /// Seconds of reconnecting without success before the meeting ends as `connectionLost` (3001).
+    public var reconnectTimeout: Double = 30
     /// Seconds between two reads of the device list while a device listener is set
     /// (`setAudioDeviceChangeListener`): a microphone plugged in or removed is told within this time.
     public var devicePollInterval: Double = 1
@@ -93,12 +105,39 @@ public final class Meeting: @unchecked Sendable {
         var pings: (any DispatchSourceTimer)?
         /// Who each SSRC belongs to, kept after they leave, for the packet counts.
         var owners: [UInt32: String] = [:]
+        /// Counters of sockets replaced while reconnecting (another address family); still counted.
+        var retiredCounters: [ForwardedPacketCounter] = []
+        /// Whether `socket` is an IPv6 one.
+        var socketIsIPv6 = false
+        /// Numbers the connections: a handler of an earlier one (a late message or close) is ignored.
+        /// Bumped whenever the current connection is given up (lost, redirected, abandoned, left).
+        var generation = 0
+        /// The signalling URL connected now (after any redirect): RTP goes to its host unless MEDIA
+        /// names another.
+        var signalURL: String?
+        /// The index in `servers` of the server connected last.
+        var serverIndex = 0
+        /// `redirect`s followed in a row (reset when joined and at each attempt from the server list).
+        var redirects = 0
+        /// While reconnecting: which server next, when to give up.
+        var reconnection: Reconnection?
+        /// Numbers the reconnecting episodes, for their deadline timers.
+        var episode = 0
+        /// Why the last attempt failed, for the final error.
+        var lastFailure: MeetingError?
+        /// When the server was last heard from (monotonic seconds), for the ping timeout.
+        var lastHeard = 0.0
     }
 
-    private enum Phase { case idle, joining, joined, left }
+    /// `reconnecting`: the connection was lost while joined; the participants, the speaker and the
+    /// local participant's id stay as they were until the rejoin's `joined` replaces them.
+    private enum Phase { case idle, joining, joined, reconnecting, left }
 
     private let state: Mutex<State>
     private let deviceQueue = DispatchQueue(label: "activespeaker.meeting.devices")
+    /// Runs the connection attempts that follow a redirect or a loss, one at a time (each blocks for
+    /// at most its connect timeout).
+    private let connectQueue = DispatchQueue(label: "activespeaker.meeting.connect")
     /// The microphones there are now (ALSA's, or a test's).
     private let listMicrophones: @Sendable () -> [AudioDeviceInfo]
 
@@ -142,7 +181,8 @@ public final class Meeting: @unchecked Sendable {
     /// `ssrc-N` for a source the server never announced).
     public var receivedPackets: [String: Int] {
         state.withLock { s in
-            let counts = s.packetCounter?.bySSRC ?? [:]
+            var counts = s.packetCounter?.bySSRC ?? [:]
+            for retired in s.retiredCounters { counts.merge(retired.bySSRC, uniquingKeysWith: +) }
             return Dictionary(counts.map { (s.owners[$0.key] ?? "ssrc-\($0.key)", $0.value) }, uniquingKeysWith: +)
         }
     }
@@ -166,13 +206,17 @@ public final class Meeting: @unchecked Sendable {
         let ready: Bool = state.withLock { s in
             guard s.phase == .idle else { return false }
             s.phase = .joining
+            s.webcam = configuration.webcamEnabled
             return true
         }
         guard ready else { throw MeetingError(code: .invalidArgument, "join() was already called") }
         let result = await withCheckedContinuation { (waiter: CheckedContinuation<Result<Void, MeetingError>, Never>) in
-            state.withLock { $0.joinWaiter = waiter }
+            let generation = state.withLock { s in
+                s.joinWaiter = waiter
+                return s.generation
+            }
             DispatchQueue.global().async { [self] in
-                if let error = connectAndSendJoin() { finishJoin(.failure(error)) }
+                if let error = joinFirstReachable(generation: generation) { finishJoin(.failure(error)) }
             }
             // Weak: a meeting dropped after joining must not live on until the timeout.
             let (server, timeout) = (configuration.server, configuration.joinTimeout)
@@ -181,8 +225,12 @@ public final class Meeting: @unchecked Sendable {
             }
         }
         if case .failure(let error) = result {
+            state.withLock { s in
+                // A connection still being made is closed as soon as it opens (see `open`).
+                s.phase = .left
+                s.generation += 1
+            }
             shutDown()
-            state.withLock { $0.phase = .left }
             eventQueue.finish()
             throw error
         }
@@ -190,54 +238,102 @@ public final class Meeting: @unchecked Sendable {
 
     /// Leaves the room and stops the microphone. Idempotent.
     public func leave() {
-        let client: WebSocketClient? = state.withLock { s in
-            guard s.phase == .joined || s.phase == .joining else { return nil }
+        let (proceed, client): (Bool, WebSocketClient?) = state.withLock { s in
+            // Joining: only once connected (as before); reconnecting: whatever the attempt has reached.
+            guard s.phase == .joined || (s.phase == .joining && s.client != nil) || s.phase == .reconnecting else { return (false, nil) }
             s.phase = .left
-            return s.client
+            s.generation += 1
+            return (true, s.client)
         }
-        guard let client else { return }
-        client.send(ClientMessage.leave.json)
+        guard proceed else { return }
+        client?.send(ClientMessage.leave.json)
         shutDown()
         emit(.meetingLeft(reason: .left, error: nil))
         eventQueue.finish()
     }
 
-    private func connectAndSendJoin() -> MeetingError? {
-        let url = configuration.server.hasSuffix("/") ? String(configuration.server.dropLast()) : configuration.server
+    /// `configuration.server`, then `configuration.fallbackServers`.
+    private var servers: [String] { [configuration.server] + configuration.fallbackServers }
+
+    /// The signalling URL of a server (`ws://HOST:PORT`) for the room.
+    private func signalURL(_ server: String) -> String {
+        (server.hasSuffix("/") ? String(server.dropLast()) : server) + "/v1/signal?room=" + configuration.roomId
+    }
+
+    /// Joining: connects to the first server (of `servers`) that answers and sends `join`.
+    /// - Returns: The error when none could be reached (nil once `join` is sent).
+    private func joinFirstReachable(generation: Int) -> MeetingError? {
+        var failures: [MeetingError] = []
+        for (index, server) in servers.enumerated() {
+            guard let error = open(signalURL(server), generation: generation, timeout: configuration.joinTimeout, serverIndex: index) else {
+                return nil
+            }
+            // A malformed URL or an unreadable certificate authority file is the caller's to fix.
+            if error.code == .invalidArgument { return error }
+            failures.append(error)
+        }
+        return failures.count == 1 ? failures[0] : MeetingError(code: .network, failures.map(\.message).joined(separator: "; "))
+    }
+
+    /// Connects to the signalling `url` and sends `join` (the microphone as the user left it: on when
+    /// it is on now, or on joining as `micEnabled` says). Blocks for at most `timeout` seconds.
+    /// A connection that opens after its attempt was given up (`generation` is past) is closed at once.
+    /// - Parameter serverIndex: the index in `servers`, nil for a redirect's URL.
+    /// - Returns: Why it failed; nil once `join` is sent (or the attempt was given up meanwhile).
+    private func open(_ url: String, generation: Int, timeout: Double, serverIndex: Int?) -> MeetingError? {
         let client: WebSocketClient
         do throws(TransportError) {
-            client = try WebSocketClient(url: url + "/v1/signal?room=" + configuration.roomId,
-                                         certificateAuthorityFile: configuration.certificateAuthorityFile)
+            client = try WebSocketClient(url: url, certificateAuthorityFile: configuration.certificateAuthorityFile)
             client.setHandler(
-                message: { [weak self] text in self?.received(text) },
-                closed: { [weak self] code, reason in self?.connectionClosed(code: code, reason: reason) })
-            try client.connect(timeout: configuration.joinTimeout)
+                message: { [weak self] text in self?.received(text, generation: generation) },
+                closed: { [weak self] code, reason in self?.connectionClosed(code: code, reason: reason, generation: generation) })
+            try client.connect(timeout: timeout)
         } catch {
-            // A malformed URL or an unreadable certificate authority file is the caller's to fix.
             let code: MeetingError.Code = error.operation == .parse ? .invalidArgument : .network
-            return MeetingError(code: code, "cannot connect to \(configuration.server): \(error)")
+            return MeetingError(code: code, "cannot connect to \(Self.server(of: url)): \(error)")
         }
-        // The socket exists before joining so its port can be announced; media goes to the server's host.
-        let socket: UDPSocket?
-        do {
-            socket = try UDPSocket(address: Self.isIPv6(url) ? "[::]:0" : "0.0.0.0:0")
-        } catch {
-            client.close()
-            return MeetingError(code: .network, "cannot open a UDP socket: \(error)")
+        // The socket exists before joining so its port can be announced. One socket serves every
+        // connection of the meeting, unless a server of the other address family comes next.
+        let ipv6 = Self.isIPv6(url)
+        var fresh: UDPSocket?
+        if state.withLock({ $0.socket == nil || $0.socketIsIPv6 != ipv6 }) {
+            do {
+                fresh = try UDPSocket(address: ipv6 ? "[::]:0" : "0.0.0.0:0")
+            } catch {
+                client.close()
+                return MeetingError(code: .network, "cannot open a UDP socket: \(error)")
+            }
         }
-        // No microphone: joined with it off (an unmute later says 3059).
-        let wantsMic: Bool
-        if case .none = configuration.microphone { wantsMic = false } else { wantsMic = configuration.micEnabled }
-        state.withLock { s in
+        let join: ClientMessage? = state.withLock { s in
+            guard s.generation == generation, s.phase == .joining || s.phase == .reconnecting else { return nil }
+            if let fresh {
+                if let counter = s.packetCounter {
+                    counter.stop()
+                    s.retiredCounters.append(counter)
+                    s.packetCounter = nil
+                }
+                s.socket = fresh
+                s.socketIsIPv6 = ipv6
+            }
             s.client = client
-            s.socket = socket
-            s.webcam = configuration.webcamEnabled
+            s.signalURL = url
+            if let serverIndex { s.serverIndex = serverIndex }
+            s.lastHeard = Self.now()
+            // No microphone: joined with it off (an unmute later says 3059).
+            let wantsMic: Bool
+            switch s.microphone {
+            case .none: wantsMic = false
+            case .device, .custom: wantsMic = s.phase == .joining ? configuration.micEnabled : !s.micMuted
+            }
+            return ClientMessage.join(
+                token: configuration.token, mic: wantsMic, webcam: s.webcam, rtpPort: s.socket?.port,
+                displayName: configuration.displayName)
         }
-        client.send(
-            ClientMessage.join(
-                token: configuration.token, mic: wantsMic, webcam: configuration.webcamEnabled, rtpPort: socket?.port,
-                displayName: configuration.displayName
-            ).json)
+        guard let join else {
+            client.close()
+            return nil
+        }
+        client.send(join.json)
         return nil
     }
 
@@ -255,6 +351,7 @@ public final class Meeting: @unchecked Sendable {
     private func shutDown() {
         let (client, publisher, counter, player) = state.withLock { s in
             let taken = (s.client, s.publisher, s.packetCounter, s.player)
+            s.reconnection = nil
             s.client = nil
             s.player = nil
             s.publisher = nil
@@ -270,12 +367,13 @@ public final class Meeting: @unchecked Sendable {
 
     // MARK: Microphone and webcam
 
+    /// Mutes the microphone. While reconnecting too: the rejoin is then muted.
     public func muteMic() {
         let client: WebSocketClient? = state.withLock { s in
-            guard s.phase == .joined, !s.micMuted else { return nil }
+            guard s.phase == .joined || s.phase == .reconnecting, !s.micMuted else { return nil }
             s.micMuted = true
             s.publisher?.muted = true
-            return s.client
+            return s.phase == .joined ? s.client : nil
         }
         client?.send(ClientMessage.muteMic.json)
     }
@@ -328,32 +426,37 @@ public final class Meeting: @unchecked Sendable {
             participants: s.order.compactMap { s.participants[$0] })
     }
 
-    /// Sends a text or data message to one participant, or to everyone.
+    /// The connection, while joined (not while reconnecting: an attempt's connection has not joined).
+    private var joinedClient: WebSocketClient? {
+        state.withLock { $0.phase == .joined ? $0.client : nil }
+    }
+
+    /// Sends a text or data message to one participant, or to everyone. Dropped while reconnecting.
     public func send(_ body: MessageBody, to participantId: String? = nil) {
-        state.withLock { $0.client }?.send(ClientMessage.message(body, to: participantId).json)
+        joinedClient?.send(ClientMessage.message(body, to: participantId).json)
     }
 
     /// Moderators: mutes another participant's microphone.
     public func muteParticipant(_ participantId: String) {
-        state.withLock { $0.client }?.send(ClientMessage.muteParticipant(participantId).json)
+        joinedClient?.send(ClientMessage.muteParticipant(participantId).json)
     }
 
     /// Moderators: lifts a moderator's mute of another participant (its microphone is live again).
     public func unmuteParticipant(_ participantId: String) {
-        state.withLock { $0.client }?.send(ClientMessage.unmuteParticipant(participantId).json)
+        joinedClient?.send(ClientMessage.unmuteParticipant(participantId).json)
     }
 
     /// Moderators: removes a participant from the room. It cannot rejoin for the server's rejoin ban
     /// (`serve --rejoin-ban`) unless with a token issued after the removal.
     public func removeParticipant(_ participantId: String) {
-        state.withLock { $0.client }?.send(ClientMessage.removeParticipant(participantId).json)
+        joinedClient?.send(ClientMessage.removeParticipant(participantId).json)
     }
 
     /// Opens the chosen microphone and starts publishing. Returns the error instead of throwing, since
     /// callers report it as an event.
     /// - Parameter opened: The source to publish, already opened; nil opens the chosen microphone.
     private func startPublishing(muted: Bool, source opened: (any MicrophoneSource)? = nil) -> MeetingError? {
-        let (choice, sender, media, host) = state.withLock { s in (s.microphone, s.sender, s.media, configuration.server) }
+        let (choice, sender, media, signalURL) = state.withLock { s in (s.microphone, s.sender, s.media, s.signalURL ?? configuration.server) }
         guard let sender else { return nil }
         let source: any MicrophoneSource
         if let opened {
@@ -364,7 +467,8 @@ public final class Meeting: @unchecked Sendable {
             case .failure(let error): return error
             }
         }
-        let destination = media.flatMap { SocketAddress(host: Self.host(of: host), port: $0.rtpPort) }
+        // MEDIA's host (several nodes), else the host of the signalling connection made last.
+        let destination = media.flatMap { SocketAddress(host: $0.host ?? Self.host(of: signalURL), port: $0.rtpPort) }
         do {
             // The microphone's thread reaches the event queue only, never the meeting: it must not be
             // where the meeting is deinitialised (`leave()` there would wait for its own thread).
@@ -583,7 +687,14 @@ public final class Meeting: @unchecked Sendable {
 
     // MARK: Signalling (the WebSocket client's service thread)
 
-    private func received(_ text: String) {
+    private func received(_ text: String, generation: Int) {
+        let current = state.withLock { s in
+            guard s.generation == generation else { return false }
+            s.lastHeard = Self.now()
+            return true
+        }
+        // A message of a connection given up (redirected, abandoned, left) changes nothing.
+        guard current else { return }
         let message: ServerMessage
         do {
             message = try ServerMessage(json: text)
@@ -593,7 +704,11 @@ public final class Meeting: @unchecked Sendable {
         }
         switch message {
         case .joined(let room):
-            joined(room)
+            if state.withLock({ $0.phase }) == .reconnecting {
+                rejoined(room, generation: generation)
+            } else {
+                joined(room)
+            }
         case .participantJoined(let info):
             let (participant, update) = state.withLock { s in
                 let participant = Participant(info, isLocal: false, listeners: eventQueue.participantListeners)
@@ -647,17 +762,30 @@ public final class Meeting: @unchecked Sendable {
         case .message(let body, let from, _):
             emit(.message(from: from, body: body))
         case .error(let error):
+            // 4012: the server heard nothing for its client timeout; with reconnecting on, the close
+            // that follows is a lost connection like any other.
             let ending: MeetingLeaveReason? =
                 switch error.code {
                 case .removed: .removed
-                case .timedOut: .timedOut
+                case .timedOut: configuration.reconnect ? nil : .timedOut
                 case .roomClosed: .roomClosed
                 default: nil
                 }
-            let phase = state.withLock { s in
+            let (phase, retry) = state.withLock { s in
+                (s.phase, s.reconnection?.isRetryable(error.code, now: Self.now()) ?? false)
+            }
+            if phase == .reconnecting {
+                // The answer to a re-join: try again, or the end (a token error, a removal's ban, …).
+                if retry {
+                    abandon(generation, failure: MeetingError(error))
+                } else {
+                    giveUp(error: MeetingError(error), reason: ending ?? .connectionLost)
+                }
+                return
+            }
+            state.withLock { s in
                 // The server closes the connection after these: the close says why it ended.
                 if let ending, s.phase == .joined { s.ending = (ending, MeetingError(error)) }
-                return s.phase
             }
             if phase == .joining {
                 finishJoin(.failure(MeetingError(error)))
@@ -670,8 +798,7 @@ public final class Meeting: @unchecked Sendable {
             // The answer to `observe`, which a Meeting never sends.
             break
         case .redirect(let redirect):
-            // Followed from the reconnecting work (issue 14); until then the join fails as before.
-            emit(.error(MeetingError(CallError(.unavailable, "room \(redirect.roomId) lives on node \(redirect.nodeId): \(redirect.url)"))))
+            follow(redirect, generation: generation)
         }
     }
 
@@ -679,6 +806,7 @@ public final class Meeting: @unchecked Sendable {
         let (sender, wantsMic, hasMicrophone, speaker, everyone): (RTPAudioSender?, Bool, Bool, String?, [Participant]) = state.withLock { s in
             guard s.phase == .joining else { return (nil, false, false, nil, []) }
             s.phase = .joined
+            s.redirects = 0
             s.localID = room.participantID
             s.media = room.media
             s.speaker = room.speakerID
@@ -701,55 +829,327 @@ public final class Meeting: @unchecked Sendable {
         }
         startPlayback()
         startTimers()
-        if sender != nil, wantsMic {
-            if let error = startPublishing(muted: false) {
-                emit(.error(error))
-                muteMic()
-            }
-        } else if sender != nil, hasMicrophone {
-            // Joined muted: the microphone runs anyway, sending nothing, so that the local engine can
-            // tell the user they speak while muted. A failure here is reported when they unmute.
-            _ = startPublishing(muted: true)
-        }
+        publish(hasSender: sender != nil, wantsMic: wantsMic, hasMicrophone: hasMicrophone)
         emit(.meetingJoined(participants: everyone))
         if let speaker { emit(.speakerChanged(participantId: speaker)) }
         finishJoin(.success(()))
     }
 
-    /// The connection closed: after the server's 4011, 4012 or 4013 the meeting was left for that
-    /// reason (removed, timed out, room closed), otherwise the connection was lost (3001, also an error).
-    private func connectionClosed(code: UInt16?, reason: String) {
-        let (wasJoined, ending) = state.withLock { s in
-            defer { if s.phase == .joined { s.phase = .left } }
-            return (s.phase == .joined, s.ending)
+    /// Starts the microphone after joining: publishing when it is on, else muted (it runs anyway,
+    /// sending nothing, so that the local engine can tell the user they speak while muted; a failure
+    /// then is reported when they unmute).
+    private func publish(hasSender: Bool, wantsMic: Bool, hasMicrophone: Bool) {
+        if hasSender, wantsMic {
+            if let error = startPublishing(muted: false) {
+                emit(.error(error))
+                muteMic()
+            }
+        } else if hasSender, hasMicrophone {
+            _ = startPublishing(muted: true)
         }
-        if !wasJoined {
-            finishJoin(.failure(MeetingError(code: .network, "connection closed by the server \(reason)")))
+    }
+
+    /// The answer to a re-join: the new room replaces the old one. The differences are raised as
+    /// they would have been while connected (`participantLeft` or `participantJoined`, each followed
+    /// by `participantsChanged`; one `participantsChanged` for those whose state changed), then the
+    /// speaker if it changed, then `reconnected`. The microphone is published again to the new
+    /// MEDIA (new SSRC, maybe another host and port), muted if it was muted.
+    private func rejoined(_ room: JoinedRoom, generation: Int) {
+        let outcome: (events: [MeetingEvent], hasSender: Bool, wantsMic: Bool, hasMicrophone: Bool, everyone: [Participant])? =
+            state.withLock { s in
+                guard s.phase == .reconnecting, s.generation == generation else { return nil }
+                s.phase = .joined
+                s.reconnection = nil
+                s.redirects = 0
+                s.lastFailure = nil
+                var events: [MeetingEvent] = []
+                let fresh = room.participants.map {
+                    Participant($0, isLocal: $0.id == room.participantID, listeners: eventQueue.participantListeners)
+                }
+                let freshIDs = Set(fresh.map(\.id))
+                for id in s.order where !freshIDs.contains(id) {
+                    s.order.removeAll { $0 == id }
+                    guard let gone = s.participants.removeValue(forKey: id), id != s.localID else { continue }
+                    events.append(.participantLeft(gone, reason: .left))
+                    events.append(.participantsChanged(Self.update(s, removed: [gone])))
+                }
+                s.localID = room.participantID
+                var changed: [String] = []
+                for participant in fresh {
+                    if let ssrc = participant.ssrc { s.owners[ssrc] = participant.id }
+                    if let old = s.participants[participant.id] {
+                        s.participants[participant.id] = participant
+                        if old != participant { changed.append(participant.id) }
+                    } else {
+                        s.order.append(participant.id)
+                        s.participants[participant.id] = participant
+                        guard !participant.isLocal else { continue }
+                        events.append(.participantJoined(participant))
+                        events.append(.participantsChanged(Self.update(s, added: [participant])))
+                    }
+                }
+                if !changed.isEmpty { events.append(.participantsChanged(Self.update(s, updated: changed))) }
+                if s.speaker != room.speakerID { events.append(.speakerChanged(participantId: room.speakerID)) }
+                s.speaker = room.speakerID
+                s.media = room.media
+                let me = s.participants[room.participantID]
+                s.micMuted = me?.micMuted ?? true
+                s.sender = nil
+                if let media = room.media, let socket = s.socket {
+                    s.sender = try? RTPAudioSender(socket: socket, ssrc: media.ssrc, payloadType: UInt8(media.payloadType), audioLevelID: media.audioLevelId)
+                }
+                let hasMicrophone: Bool
+                switch s.microphone {
+                case .none: hasMicrophone = false
+                case .device, .custom: hasMicrophone = true
+                }
+                return (events, s.sender != nil, !(me?.micMuted ?? true), hasMicrophone, s.order.compactMap { s.participants[$0] })
+            }
+        guard let outcome else { return }
+        startTimers()
+        publish(hasSender: outcome.hasSender, wantsMic: outcome.wantsMic, hasMicrophone: outcome.hasMicrophone)
+        for event in outcome.events { emit(event) }
+        emit(.reconnected(participants: outcome.everyone))
+    }
+
+    /// The connection closed (or went silent past the ping timeout). After the server's 4011, 4012 or
+    /// 4013 the meeting was left for that reason (removed, timed out, room closed); otherwise the
+    /// connection was lost: with `reconnect` on the meeting reconnects, else it ends (3001, also an
+    /// error). During a reconnect attempt the attempt failed; while joining, the join did.
+    private func connectionClosed(code: UInt16?, reason: String, generation: Int) {
+        enum Action { case ignore, failJoin, abandon, end(MeetingLeaveReason, MeetingError), lost, reconnect }
+        let action: Action = state.withLock { s in
+            guard s.generation == generation else { return .ignore }
+            switch s.phase {
+            case .joining: return .failJoin
+            case .reconnecting: return .abandon
+            case .joined:
+                if let ending = s.ending {
+                    s.phase = .left
+                    return .end(ending.reason, ending.error)
+                }
+                guard configuration.reconnect else {
+                    s.phase = .left
+                    return .lost
+                }
+                return .reconnect
+            case .idle, .left: return .ignore
+            }
+        }
+        switch action {
+        case .ignore:
             return
-        }
-        shutDown()
-        if let ending {
-            emit(.meetingLeft(reason: ending.reason, error: ending.error))
-        } else {
+        case .failJoin:
+            finishJoin(.failure(MeetingError(code: .network, "connection closed by the server \(reason)")))
+        case .abandon:
+            abandon(generation, failure: MeetingError(code: .network, "connection closed\(reason.isEmpty ? "" : ": " + reason)"))
+        case .end(let reason, let error):
+            shutDown()
+            emit(.meetingLeft(reason: reason, error: error))
+            eventQueue.finish()
+        case .lost:
+            shutDown()
             let error = MeetingError(code: .network, "connection to \(configuration.server) lost\(reason.isEmpty ? "" : ": " + reason)")
             emit(.error(error))
             emit(.meetingLeft(reason: .connectionLost, error: error))
+            eventQueue.finish()
+        case .reconnect:
+            startReconnecting(from: generation)
         }
+    }
+
+    // MARK: Reconnecting and redirects
+
+    /// Monotonic seconds.
+    private static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    /// The connection of `generation` was lost while joined (or the server redirected the joined
+    /// meeting): stops the pings and the microphone, raises `reconnecting`, and starts the attempts
+    /// (to `redirect` first when given) and the `reconnectTimeout` deadline. The participants, the
+    /// socket, the packet counter and the playback stay.
+    private func startReconnecting(from generation: Int, redirect: String? = nil) {
+        let taken: (client: WebSocketClient?, publisher: MicrophonePublisher?, generation: Int, episode: Int)? = state.withLock { s in
+            guard s.phase == .joined, s.generation == generation else { return nil }
+            s.phase = .reconnecting
+            s.generation += 1
+            s.episode += 1
+            s.ending = nil
+            s.lastFailure = nil
+            s.redirects = redirect == nil ? 0 : 1
+            s.reconnection = Reconnection(servers: servers, current: s.serverIndex, start: Self.now(), timeout: configuration.reconnectTimeout)
+            s.pings?.cancel()  // never waits
+            s.pings = nil
+            defer {
+                s.client = nil
+                s.publisher = nil
+                s.sender = nil
+            }
+            return (s.client, s.publisher, s.generation, s.episode)
+        }
+        guard let taken else { return }
+        taken.publisher?.stop()
+        // Only requested when this runs on the connection's own thread (its close handler).
+        taken.client?.close()
+        emit(.reconnecting)
+        let episode = taken.episode
+        DispatchQueue.global().asyncAfter(deadline: .now() + configuration.reconnectTimeout) { [weak self] in
+            self?.giveUp(episode: episode)
+        }
+        if let redirect {
+            let generation = taken.generation
+            connectQueue.async { [weak self] in self?.attempt(redirect, generation: generation, serverIndex: nil) }
+        } else {
+            scheduleAttempt()
+        }
+    }
+
+    /// Schedules the next attempt from the server list, after its backoff; past the deadline, gives up.
+    private func scheduleAttempt() {
+        enum Next { case none, giveUp, attempt(String, Int, Double, Int) }
+        let next: Next = state.withLock { s in
+            guard s.phase == .reconnecting, var plan = s.reconnection else { return .none }
+            defer { s.reconnection = plan }
+            s.redirects = 0
+            guard let attempt = plan.nextAttempt(now: Self.now()) else { return .giveUp }
+            return .attempt(signalURL(attempt.server), attempt.index, attempt.delay, s.generation)
+        }
+        switch next {
+        case .none:
+            return
+        case .giveUp:
+            giveUp()
+        case .attempt(let url, let index, let delay, let generation):
+            connectQueue.asyncAfter(deadline: .now() + delay) { [weak self] in
+                self?.attempt(url, generation: generation, serverIndex: index)
+            }
+        }
+    }
+
+    /// One attempt (on `connectQueue`): connect to `url` and send `join`. While reconnecting, a failure
+    /// or no answer within the attempt's timeout gives it up for the next; while joining (a redirect
+    /// being followed), a failure fails the join.
+    private func attempt(_ url: String, generation: Int, serverIndex: Int?) {
+        let (phase, timeout): (Phase?, Double) = state.withLock { s in
+            guard s.generation == generation else { return (nil, 0) }
+            return (s.phase, s.reconnection?.attemptTimeout(now: Self.now()) ?? configuration.joinTimeout)
+        }
+        guard let phase, phase == .joining || phase == .reconnecting else { return }
+        if let error = open(url, generation: generation, timeout: timeout, serverIndex: serverIndex) {
+            if phase == .joining { finishJoin(.failure(error)) } else { abandon(generation, failure: error) }
+            return
+        }
+        guard phase == .reconnecting else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
+            self?.abandon(generation, failure: MeetingError(code: .network, "no answer from \(Self.server(of: url)) in \(timeout) s"))
+        }
+    }
+
+    /// Gives up the reconnect attempt of `generation` (failed, refused, closed, or unanswered) and
+    /// schedules the next. Does nothing once that attempt is no longer the current one.
+    private func abandon(_ generation: Int, failure: MeetingError) {
+        let taken: WebSocketClient?? = state.withLock { s in
+            guard s.phase == .reconnecting, s.generation == generation else { return nil }
+            s.generation += 1
+            s.lastFailure = failure
+            defer { s.client = nil }
+            return .some(s.client)
+        }
+        guard let taken else { return }
+        taken?.close()
+        scheduleAttempt()
+    }
+
+    /// A `redirect`: the room lives on another node. Joining or reconnecting: connect to its URL and
+    /// join again (at most `Reconnection.maximumRedirects` in a row: then joining fails, and a
+    /// reconnect attempt counts as failed). Joined: reconnect, to its URL first.
+    private func follow(_ redirect: Redirect, generation: Int) {
+        enum Step { case ignore, follow(Int), tooMany(Phase), whileJoined }
+        let (step, old): (Step, WebSocketClient?) = state.withLock { s in
+            guard s.generation == generation else { return (.ignore, nil) }
+            switch s.phase {
+            case .joining, .reconnecting:
+                s.redirects += 1
+                s.generation += 1
+                defer { s.client = nil }
+                if s.redirects > Reconnection.maximumRedirects { return (.tooMany(s.phase), s.client) }
+                return (.follow(s.generation), s.client)
+            case .joined:
+                return (.whileJoined, nil)
+            case .idle, .left:
+                return (.ignore, nil)
+            }
+        }
+        // The server closes it too; on this, its own thread, the close is only requested.
+        old?.close()
+        switch step {
+        case .ignore:
+            return
+        case .whileJoined:
+            startReconnecting(from: generation, redirect: redirect.url)
+        case .follow(let next):
+            connectQueue.async { [weak self] in self?.attempt(redirect.url, generation: next, serverIndex: nil) }
+        case .tooMany(let phase):
+            let error = MeetingError(
+                code: .network,
+                "too many redirects: more than \(Reconnection.maximumRedirects) in a row for room \(configuration.roomId), the last to \(redirect.url) (node \(redirect.nodeId))")
+            if phase == .joining {
+                finishJoin(.failure(error))
+            } else {
+                state.withLock { $0.lastFailure = error }
+                scheduleAttempt()
+            }
+        }
+    }
+
+    /// Ends a reconnecting meeting: its deadline passed (`episode`: the reconnecting episode whose
+    /// timer this is), no attempt fits before it any more, or a re-join was refused for good (`error`).
+    /// `connectionLost` is also raised as an `error` event first (3001 unless the server's error).
+    private func giveUp(episode: Int? = nil, error given: MeetingError? = nil, reason: MeetingLeaveReason = .connectionLost) {
+        let error: MeetingError? = state.withLock { s in
+            guard s.phase == .reconnecting, episode.map({ $0 == s.episode }) ?? true else { return nil }
+            s.phase = .left
+            s.generation += 1
+            let last = s.lastFailure.map { " (last: \($0.message))" } ?? ""
+            return given ?? MeetingError(
+                code: .network,
+                "connection to \(configuration.server) lost; not reconnected within \(configuration.reconnectTimeout) s\(last)")
+        }
+        guard let error else { return }
+        shutDown()
+        if reason == .connectionLost { emit(.error(error)) }
+        emit(.meetingLeft(reason: reason, error: error))
         eventQueue.finish()
     }
 
-    /// Starts the keep-alive pings (a timer) and the count of forwarded audio (driven by the UDP
-    /// socket's readiness). Neither has a thread of its own or holds the meeting.
+    /// A ping; or, after `pingTimeout` seconds without any message from the server, the connection
+    /// counts as lost.
+    private func pingTick(generation: Int) {
+        let (client, silence): (WebSocketClient?, Double) = state.withLock { s in
+            (s.generation == generation && s.phase == .joined ? s.client : nil, Self.now() - s.lastHeard)
+        }
+        guard let client else { return }
+        if configuration.pingTimeout > 0, silence > configuration.pingTimeout {
+            connectionClosed(code: nil, reason: "no message from the server for \(Int(silence)) s", generation: generation)
+            return
+        }
+        client.send(ClientMessage.ping.json)
+    }
+
+    /// Starts the keep-alive pings (a timer, which also watches the ping timeout) and, once per
+    /// socket, the count of forwarded audio (driven by the UDP socket's readiness). Neither has a
+    /// thread of its own or holds the meeting.
     private func startTimers() {
         let interval = configuration.pingInterval
         state.withLock { s in
-            guard s.phase == .joined, let client = s.client else { return }
+            guard s.phase == .joined, s.client != nil else { return }
+            let generation = s.generation
             let pings = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "activespeaker.meeting.pings"))
             pings.schedule(deadline: .now() + interval, repeating: interval)
-            pings.setEventHandler { [weak client] in client?.send(ClientMessage.ping.json) }
+            pings.setEventHandler { [weak self] in self?.pingTick(generation: generation) }
             pings.resume()
+            s.pings?.cancel()
             s.pings = pings
-            if let socket = s.socket { s.packetCounter = ForwardedPacketCounter(socket: socket, player: s.player) }
+            if s.packetCounter == nil, let socket = s.socket { s.packetCounter = ForwardedPacketCounter(socket: socket, player: s.player) }
         }
     }
 
@@ -775,6 +1175,12 @@ public final class Meeting: @unchecked Sendable {
     // MARK: URLs
 
     static func isIPv6(_ url: String) -> Bool { url.contains("://[") }
+
+    /// `ws://HOST:PORT` of a signalling URL (`ws://HOST:PORT/v1/signal?room=…`).
+    static func server(of url: String) -> String {
+        guard let scheme = url.range(of: "://"), let slash = url[scheme.upperBound...].firstIndex(of: "/") else { return url }
+        return String(url[..<slash])
+    }
 
     /// The host of `ws://HOST:PORT/…` (or `wss://`), without brackets.
     static func host(of url: String) -> String {

@@ -88,7 +88,7 @@ final class MeetingEventQueue: @unchecked Sendable {
             if speaker == participant.id { speaker = nil }
             for listener in registry.listeners(of: participant.id) { listener.onLeft(reason: reason) }
             registry.removeAll(for: participant.id)
-        case .meetingJoined, .meetingLeft, .participantJoined, .participantsChanged, .message, .speakingWhileMuted, .error:
+        case .meetingJoined, .meetingLeft, .participantJoined, .participantsChanged, .message, .speakingWhileMuted, .error, .reconnecting, .reconnected:
             break
         }
     }

@@ -169,6 +169,14 @@ public enum MeetingEvent: Sendable, Hashable {
     /// The local user talks while the microphone is muted (from the local engine, at most every 3 s).
     case speakingWhileMuted
     case error(MeetingError)
+    /// The connection to the server was lost while joined (or the server redirected the meeting to
+    /// another node); the meeting is connecting again (`MeetingConfiguration.reconnect`). The
+    /// participants stay as they were; the microphone sends nothing until `reconnected`.
+    case reconnecting
+    /// Joined again after `reconnecting`: everyone in the room now, the local participant included.
+    /// The changes to the list came just before, as `participantLeft`/`participantJoined`/
+    /// `participantsChanged` (and `speakerChanged`).
+    case reconnected(participants: [Participant])
 }
 
 /// Receives meeting events, with the names app developers know from video-call SDKs. Every method has
@@ -191,6 +199,10 @@ public protocol MeetingEventListener: AnyObject, Sendable {
     func onMessage(from participantId: String, body: MessageBody)
     func onSpeakingWhileMuted()
     func onError(_ error: MeetingError)
+    /// The connection was lost; the meeting is reconnecting (`MeetingEvent.reconnecting`).
+    func onReconnecting()
+    /// Joined again (`MeetingEvent.reconnected`).
+    func onReconnected()
 }
 
 extension MeetingEventListener {
@@ -208,6 +220,8 @@ extension MeetingEventListener {
     public func onMessage(from participantId: String, body: MessageBody) {}
     public func onSpeakingWhileMuted() {}
     public func onError(_ error: MeetingError) {}
+    public func onReconnecting() {}
+    public func onReconnected() {}
 }
 
 extension MeetingEvent {
@@ -227,6 +241,8 @@ extension MeetingEvent {
         case .message(let from, let body): listener.onMessage(from: from, body: body)
         case .speakingWhileMuted: listener.onSpeakingWhileMuted()
         case .error(let error): listener.onError(error)
+        case .reconnecting: listener.onReconnecting()
+        case .reconnected: listener.onReconnected()
         }
     }
 }

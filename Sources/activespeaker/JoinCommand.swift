@@ -15,9 +15,12 @@ struct JoinCommand: Command {
         meeting event as a JSON line.
         """
     static let options: [OptionSpec] = [
-        .value("server", "URL", help: """
+        .value("server", "URL", repeatable: true, help: """
             The server, ws://127.0.0.1:8080 (IPv6: ws://[::1]:8080), or
             wss://HOST:PORT for TLS (the certificate is verified).
+            Repeat it to name other nodes of the same service:
+            joining tries them in order when the first is down,
+            reconnecting cycles through them all.
             """),
         .value("ca", "FILE", help: """
             For wss: trust the certificate authorities in this PEM file
@@ -44,6 +47,11 @@ struct JoinCommand: Command {
             """),
         .flag("muted", help: "Join with the microphone muted."),
         .flag("webcam", help: "Join with the (signalled) video on."),
+        .flag("no-reconnect", help: """
+            End when the connection is lost (a meeting-left
+            line, then exit 0) instead of reconnecting (for up
+            to 30 s, following the server's redirects).
+            """),
         .value("duration", "SECONDS", help: "Leave after this long (default: at the file's end, or Ctrl-C)."),
         .value("levels", "MS", help: """
             Every MS milliseconds (a multiple of 10), print the
@@ -65,6 +73,10 @@ struct JoinCommand: Command {
           {"t":…,"type":"message","from":…,"text":…}
           {"t":…,"type":"audio-levels","levels":{"alice":-23.0,"bob":-61.5}}
           {"t":…,"type":"error","code":4004,"message":"room demo is full"}
+          {"t":…,"type":"reconnecting"}   (connection lost: connecting again)
+          {"t":…,"type":"reconnected","participants":["alice","bob"]}
+          {"t":…,"type":"meeting-left","reason":"connection-lost","code":3001,
+            "message":…}   (also removed 4011, room-closed 4013)
           {"t":…,"type":"left","packets":{"bob":512}}
             (forwarded RTP packets received per participant)
 
@@ -80,15 +92,20 @@ struct JoinCommand: Command {
     let levelInterval: Double?
 
     init(_ options: ParsedOptions) throws(CommandError) {
-        guard let server = options.value("server") else { throw .usage("missing --server ws://HOST:PORT") }
-        let secure = server.lowercased().hasPrefix("wss://")
-        guard secure || server.lowercased().hasPrefix("ws://") else {
-            throw .usage("--server \(server): expected ws://HOST:PORT or wss://HOST:PORT")
+        let servers = options.all("server")
+        guard let server = servers.first else { throw .usage("missing --server ws://HOST:PORT") }
+        for server in servers {
+            guard server.lowercased().hasPrefix("wss://") || server.lowercased().hasPrefix("ws://") else {
+                throw .usage("--server \(server): expected ws://HOST:PORT or wss://HOST:PORT")
+            }
         }
+        let secure = servers.contains { $0.lowercased().hasPrefix("wss://") }
         if options.value("ca") != nil && !secure { throw .usage("--ca is for a wss:// server") }
         guard let room = options.value("room") else { throw .usage("missing --room") }
         guard let token = options.value("token") else { throw .usage("missing --token") }
         var configuration = MeetingConfiguration(server: server, roomId: room, token: token)
+        configuration.fallbackServers = Array(servers.dropFirst())
+        configuration.reconnect = !options.has("no-reconnect")
         configuration.certificateAuthorityFile = options.value("ca")
         configuration.micEnabled = !options.has("muted")
         if let name = options.value("name") {
@@ -150,6 +167,8 @@ struct JoinCommand: Command {
         }
         let meeting = Meeting(configuration: configuration)
         let levelInterval = self.levelInterval
+        // Set when the events end: the meeting was left (removed, room closed, connection lost).
+        let ended = DispatchSemaphore(value: 0)
         let printer = Thread {
             let semaphore = DispatchSemaphore(value: 0)
             Task {
@@ -166,6 +185,7 @@ struct JoinCommand: Command {
                         output.write(line)
                     }
                 }
+                ended.signal()
                 semaphore.signal()
             }
             semaphore.wait()
@@ -186,7 +206,7 @@ struct JoinCommand: Command {
             throw Self.failed(error, time: Date().timeIntervalSince(start), output: output)
         }
         StopRequest.install()
-        while !StopRequest.isRequested, meeting.localParticipant != nil {
+        while !StopRequest.isRequested, meeting.localParticipant != nil, ended.wait(timeout: .now()) == .timedOut {
             if let duration, Date().timeIntervalSince(start) >= duration { break }
             usleep(20_000)
         }
@@ -284,6 +304,11 @@ struct JoinCommand: Command {
             line.add("type", "error")
             line.add("code", error.code.rawValue)
             line.add("message", error.message)
+        case .reconnecting:
+            line.add("type", "reconnecting")
+        case .reconnected(let participants):
+            line.add("type", "reconnected")
+            line.add("participants", participants.map(\.id))
         }
         return line.rendered
     }

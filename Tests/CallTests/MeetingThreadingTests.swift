@@ -55,6 +55,8 @@ import TestSupport
         case .message(let from, let body): "message \(from) \(body)"
         case .speakingWhileMuted: "speaking-while-muted"
         case .error(let error): "error \(error.message)"
+        case .reconnecting: "reconnecting"
+        case .reconnected: "reconnected"
         }
     }
 
