@@ -62,6 +62,10 @@ public struct MeetingConfiguration: Sendable {
 /// queue gives it to the stream and then to each listener before the next event. Nothing follows
 /// `meetingLeft` on either. All methods are thread-safe.
 ///
+/// A lost connection is re-established by itself (`reconnecting`, then `reconnected`; see
+/// `MeetingConfiguration.reconnect` and docs/call.md, "Reconnecting"); a `redirect` from the server
+/// is followed.
+///
 /// The meeting's own threads and queues hold it only weakly (the signalling handlers, while they run)
 /// or not at all (the microphone, the packet counter, the pings, the event queue), so dropping the
 /// last reference leaves the room at once (`deinit` calls `leave()`).
@@ -199,7 +203,8 @@ public final class Meeting: @unchecked Sendable {
 
     // MARK: Joining and leaving
 
-    /// Connects, joins the room and starts the microphone (if on).
+    /// Connects (to `server`, else to the first of `fallbackServers` that answers; following the
+    /// server's redirects, at most 5 in a row), joins the room and starts the microphone (if on).
     /// - Throws: `MeetingError`: see `joinFailure` for invalid token, expired, room not found, room full
     ///   and network.
     public func join() async throws(MeetingError) {

@@ -119,9 +119,11 @@ public enum MeetingLeaveReason: String, Sendable, Hashable, CaseIterable {
     case removed
     /// The room was closed (4013).
     case roomClosed = "room-closed"
-    /// The server heard nothing from this client for its client timeout (4012).
+    /// The server heard nothing from this client for its client timeout (4012); with
+    /// `MeetingConfiguration.reconnect` on, the meeting reconnects instead.
     case timedOut = "timed-out"
-    /// The connection to the server was lost (3001).
+    /// The connection to the server was lost and not re-established within `reconnectTimeout`
+    /// (or `reconnect` is off) (3001).
     case connectionLost = "connection-lost"
 }
 
@@ -150,7 +152,8 @@ public enum MeetingEvent: Sendable, Hashable {
     /// Joined; everyone in the room at that moment, the local participant included.
     case meetingJoined(participants: [Participant])
     /// Left: why, and the error that ended the meeting (nil after `leave()`): the server's 4011,
-    /// 4012 or 4013 for a removal, a timeout or a closed room, 3001 for a lost connection.
+    /// 4012 or 4013 for a removal, a timeout or a closed room, 3001 for a lost connection (after
+    /// reconnecting failed), or the server's error that refused a re-join.
     case meetingLeft(reason: MeetingLeaveReason, error: MeetingError?)
     case participantJoined(Participant)
     case participantLeft(Participant, reason: LeaveReason)
