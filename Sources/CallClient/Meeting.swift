@@ -32,7 +32,8 @@ public struct MeetingConfiguration: Sendable {
     /// Seconds between keep-alive pings (the server drops silent clients).
     public var pingInterval: Double = 5
     /// Seconds without any message from the server (each ping is answered with a pong) after which
-    /// the connection counts as lost, as if it had closed.
+    /// the connection counts as lost, as if it had closed; at least two `pingInterval`s are waited
+    /// for. 0: never.
     public var pingTimeout: Double = 15
     /// Other nodes of the same service, `ws://HOST:PORT` or `wss://HOST:PORT` like `server`: joining
     /// tries them in order when `server` cannot be reached, and reconnecting cycles through `server`
@@ -1133,7 +1134,7 @@ public final class Meeting: @unchecked Sendable {
             (s.generation == generation && s.phase == .joined ? s.client : nil, Self.now() - s.lastHeard)
         }
         guard let client else { return }
-        if configuration.pingTimeout > 0, silence > configuration.pingTimeout {
+        if configuration.pingTimeout > 0, silence > max(configuration.pingTimeout, 2 * configuration.pingInterval) {
             connectionClosed(code: nil, reason: "no message from the server for \(Int(silence)) s", generation: generation)
             return
         }
