@@ -9,6 +9,7 @@ import PackageDescription
 /// Only SpeakerIO imports the I/O C libraries (sndfile, opus, alsa, soxr).
 /// The call layer sits on top: CallServer, CallClient → CallTransport (libwebsockets, TLS by OpenSSL), CallProtocol
 /// (tokens via OpenSSL's libcrypto), SpeakerIO, SpeakerCore. See docs/call.md.
+/// Redis (a hiredis wrapper for the room server's multi-node mode) → CRedis; nothing else imports CRedis.
 let package = Package(
     name: "ActiveSpeaker",
     products: [
@@ -28,6 +29,7 @@ let package = Package(
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CRedis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
 
         // The analysis engine: frames, SIMD kernels, FFT features, VAD, dominant-speaker selection. No I/O.
         .target(name: "SpeakerCore", dependencies: ["CFFTW"]),
@@ -41,6 +43,8 @@ let package = Package(
         .target(name: "CallTransport", dependencies: ["CWebSockets"]),
         .target(name: "CallServer", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO"]),
         .target(name: "CallClient", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO"]),
+        // A small synchronous Redis client over hiredis: commands, pipelines, a subscriber thread.
+        .target(name: "Redis", dependencies: ["CRedis"]),
         // The command-line tool.
         .executableTarget(
             name: "activespeaker",
@@ -57,6 +61,7 @@ let package = Package(
         .testTarget(name: "activespeakerTests", dependencies: ["SpeakerEval", "SpeakerIO", "TestSupport"]),
         .testTarget(name: "CallProtocolTests", dependencies: ["CallProtocol", "TestSupport"]),
         .testTarget(name: "CallTransportTests", dependencies: ["CallTransport", "TestSupport"]),
+        .testTarget(name: "RedisTests", dependencies: ["Redis", "TestSupport"]),
         .testTarget(name: "CallTests", dependencies: ["CallServer", "CallClient", "CallProtocol", "CallTransport", "SpeakerIO", "SpeakerEval", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
