@@ -9,7 +9,8 @@ import PackageDescription
 /// Only SpeakerIO imports the I/O C libraries (sndfile, opus, alsa, soxr).
 /// The call layer sits on top: CallServer, CallClient → CallTransport (libwebsockets, TLS by OpenSSL), CallProtocol
 /// (tokens via OpenSSL's libcrypto), SpeakerIO, SpeakerCore. See docs/call.md.
-/// Redis (a hiredis wrapper for the room server's multi-node mode) → CRedis; nothing else imports CRedis.
+/// Redis (a hiredis wrapper for the room server's multi-node mode, `serve --redis`) → CRedis; CallServer → Redis;
+/// nothing else imports CRedis.
 let package = Package(
     name: "ActiveSpeaker",
     products: [
@@ -41,14 +42,14 @@ let package = Package(
         // the room server; the client SDK.
         .target(name: "CallProtocol", dependencies: ["CCrypto"]),
         .target(name: "CallTransport", dependencies: ["CWebSockets"]),
-        .target(name: "CallServer", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO"]),
+        .target(name: "CallServer", dependencies: ["CallProtocol", "CallTransport", "Redis", "SpeakerCore", "SpeakerIO"]),
         .target(name: "CallClient", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO"]),
         // A small synchronous Redis client over hiredis: commands, pipelines, a subscriber thread.
         .target(name: "Redis", dependencies: ["CRedis"]),
         // The command-line tool.
         .executableTarget(
             name: "activespeaker",
-            dependencies: ["SpeakerCore", "SpeakerIO", "SpeakerEval", "CallProtocol", "CallServer", "CallClient"]),
+            dependencies: ["SpeakerCore", "SpeakerIO", "SpeakerEval", "CallProtocol", "CallServer", "CallClient", "Redis"]),
         // Throughput benchmarks (release builds only): `swift run -c release Benchmarks --help`.
         .executableTarget(name: "Benchmarks", dependencies: ["SpeakerCore", "SpeakerIO"], path: "Benchmarks"),
 
@@ -62,7 +63,7 @@ let package = Package(
         .testTarget(name: "CallProtocolTests", dependencies: ["CallProtocol", "TestSupport"]),
         .testTarget(name: "CallTransportTests", dependencies: ["CallTransport", "TestSupport"]),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "TestSupport"]),
-        .testTarget(name: "CallTests", dependencies: ["CallServer", "CallClient", "CallProtocol", "CallTransport", "SpeakerIO", "SpeakerEval", "TestSupport"]),
+        .testTarget(name: "CallTests", dependencies: ["CallServer", "CallClient", "CallProtocol", "CallTransport", "Redis", "SpeakerIO", "SpeakerEval", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

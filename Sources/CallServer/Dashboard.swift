@@ -98,14 +98,19 @@ enum Dashboard {
           const li = document.createElement("li"); li.textContent = (id === null ? "-" : id) + "@" + t;
           document.getElementById("history").appendChild(li);
         }
-        let failed = false, pinger = null;
-        const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/v1/signal?room=" + encodeURIComponent(room));
+        let failed = false, pinger = null, redirected = 0;
+        // Several nodes: the room may live on another node, which a `redirect` names.
+        function watch(url) {
+        const ws = new WebSocket(url);
         ws.onopen = () => { ws.send(JSON.stringify({type: "observe", token})); pinger = setInterval(() => ws.send('{"type":"ping"}'), 5000); };
         // An error message stays: the server closes the connection right after it.
-        ws.onclose = () => { clearInterval(pinger); if (!failed) setStatus("disconnected", "closed"); else document.body.dataset.state = "closed"; };
+        ws.onclose = () => { clearInterval(pinger); if (redirected > 0 && ws.followed) return; if (!failed) setStatus("disconnected", "closed"); else document.body.dataset.state = "closed"; };
         ws.onmessage = (event) => {
           const m = JSON.parse(event.data);
           switch (m.type) {
+          case "redirect":
+            if (redirected++ < 5) { ws.followed = true; clearInterval(pinger); watch(m.url); }
+            break;
           case "observing":
             setStatus("connected", "connected");
             for (const p of m.participants) tile(p);
@@ -127,6 +132,8 @@ enum Dashboard {
           case "error": failed = true; setStatus("error " + m.code + ": " + m.message, "closed"); break;
           }
         };
+        }
+        watch((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/v1/signal?room=" + encodeURIComponent(room));
         </script></body></html>
         """#
 }

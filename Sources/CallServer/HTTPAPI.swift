@@ -3,8 +3,13 @@ import CallTransport
 
 /// The HTTP API of a `RoomServer` (docs/call.md, "HTTP API"): reads the `Route`, checks the token,
 /// decides through the server's registry, and answers; a `CallError` becomes the documented error body.
+///
+/// With several nodes, a call about a room this node does not host is relayed to the node that does
+/// (or the room is claimed here when no live node hosts it), so every node answers for every room.
 struct HTTPAPI {
     let server: RoomServer
+    /// A call relayed from another node: answered from this node's rooms only, never relayed again.
+    let relayed: Bool
 
     func answer(_ request: HTTPRequest) -> HTTPResponse {
         do throws(CallError) {
@@ -17,10 +22,29 @@ struct HTTPAPI {
     private func answer(_ route: Route, _ request: HTTPRequest) throws(CallError) -> HTTPResponse {
         let epoch = RoomServer.epochSeconds
         let token = request.bearerToken
+        if let room = route.roomID, let cluster = server.cluster, !relayed, !server.hosts(room) {
+            // Checked here too, so that a call without a valid token for the room moves nothing.
+            _ = try server.read { registry throws(CallError) in try registry.authorize(token, room: room, moderator: false, now: epoch) }
+            switch cluster.resolve(room) {
+            case .here: break
+            case .node(let node): return cluster.relay(request, to: node)
+            case .absent: throw CallError(.roomNotFound, "room \(room) not found")
+            case .unavailable(let why): throw CallError(.unavailable, why)
+            }
+        }
         switch route {
         case .health:
             let (rooms, participants) = try server.read { ($0.rooms.count, $0.participantCount) }
-            return .json(JSON.text(Health(participants: participants, rooms: rooms)))
+            var health = Health(participants: participants, rooms: rooms)
+            if let cluster = server.cluster {
+                health.node = cluster.nodeID
+                health.cluster = ClusterHealth(
+                    redis: cluster.redisConnected ? "connected" : "lost",
+                    nodes: cluster.nodes.map {
+                        ClusterHealth.Node(id: $0.id, http: $0.http, rooms: $0.rooms, participants: $0.participants, cpu: $0.cpu)
+                    })
+            }
+            return .json(JSON.text(health))
         case .ready:
             let behind = server.mediaLoopBehind
             let body = Readiness(ready: behind < 1, mediaBehindSeconds: behind.isFinite ? (behind * 1000).rounded() / 1000 : nil)
@@ -33,11 +57,22 @@ struct HTTPAPI {
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(metrics.text.utf8))
         case .createRoom:
             let body = try Self.decode(RoomRequest.self, request.body, empty: RoomRequest())
+            if let cluster = server.cluster {
+                let record = try server.read { registry throws(CallError) in
+                    _ = try registry.authorize(token, room: nil, moderator: true, now: epoch)
+                    return try registry.newRoom(id: body.roomId, maxParticipants: body.maxParticipants)
+                }
+                let node = try cluster.create(RoomRecord(roomId: record.id, maxParticipants: record.maxParticipants))
+                return .json(status: 201, JSON.text(RoomCreated(roomId: record.id, node: node)))
+            }
             let id = try server.decide { registry throws(CallError) in
                 _ = try registry.authorize(token, room: nil, moderator: true, now: epoch)
                 return try registry.createRoom(id: body.roomId, maxParticipants: body.maxParticipants)
             }
             return .json(status: 201, JSON.text(RoomCreated(roomId: id)))
+        case .rooms:
+            _ = try server.read { registry throws(CallError) in try registry.authorize(token, room: nil, moderator: false, now: epoch) }
+            return .json(JSON.text(RoomList(rooms: try roomList())))
         case .room(let room):
             return try server.read { registry throws(CallError) in
                 _ = try registry.authorize(token, room: room, moderator: false, now: epoch)
@@ -49,6 +84,7 @@ struct HTTPAPI {
                 _ = try registry.authorize(token, room: room, moderator: true, now: epoch)
                 return ((), try registry.deleteRoom(room))
             }
+            server.cluster?.forget(room)
             return .empty()
         case .addIngest(let room):
             let body = try Self.decode(IngestRequest.self, request.body, empty: nil)
@@ -57,7 +93,7 @@ struct HTTPAPI {
                 let source = try MediaSource(ingest: body.source, rtp: registry.settings.rtp)
                 return try registry.addIngest(room: room, participant: body.participantId, displayName: body.displayName, source: source, ssrc: body.ssrc)
             }
-            let media = MediaDescription(rtpPort: server.rtpPort, ssrc: info.ssrc!)
+            let media = MediaDescription(rtpPort: server.rtpPort, ssrc: info.ssrc!, host: server.configuration.cluster?.advertiseHost)
             return .json(status: 201, JSON.text(IngestAnswer(participantId: info.id, ssrc: info.ssrc!, media: media)))
         case .removeIngest(let room, let participant):
             try server.decide { registry throws(CallError) in
@@ -65,19 +101,48 @@ struct HTTPAPI {
                 return ((), try registry.removeIngest(room: room, participant: participant))
             }
             return .empty()
+        case .moderate(let room, let participant, let action):
+            try server.decide { registry throws(CallError) in
+                let claims = try registry.authorize(token, room: room, moderator: true, now: epoch)
+                return ((), try registry.moderate(action, participant, in: room, by: ParticipantID(claims.participantID), epochSeconds: epoch))
+            }
+            return .empty()
         case .index:
             let token = request.query["token"] ?? token
-            let rooms = try server.read { registry throws(CallError) in
-                _ = try registry.authorize(token, room: nil, moderator: false, now: epoch)
-                return registry.rooms.values.map { ($0.id.rawValue, $0.participants.count) }.sorted { $0.0 < $1.0 }
-            }
+            _ = try server.read { registry throws(CallError) in try registry.authorize(token, room: nil, moderator: false, now: epoch) }
+            let rooms = try roomList().map { ($0.roomId.rawValue, $0.participants) }
             return .html(Dashboard.index(rooms: rooms, token: token ?? ""))
         case .dashboard(let room):
-            try server.read { registry throws(CallError) in
-                _ = try registry.authorize(request.query["token"], room: room, moderator: false, now: epoch)
-                guard registry.room(room) != nil else { throw CallError(.roomNotFound, "room \(room) not found") }
+            _ = try server.read { registry throws(CallError) in
+                try registry.authorize(request.query["token"], room: room, moderator: false, now: epoch)
+            }
+            if !server.hosts(room) {
+                // Any node serves the page; its WebSocket is redirected to the room's node.
+                switch server.cluster?.resolve(room) ?? .absent {
+                case .here, .node: break
+                case .absent: throw CallError(.roomNotFound, "room \(room) not found")
+                case .unavailable(let why): throw CallError(.unavailable, why)
+                }
             }
             return .html(Dashboard.page(room: room.rawValue))
+        }
+    }
+
+    /// Every room: this node's, or with several nodes the cluster's (with each room's node).
+    private func roomList() throws(CallError) -> [RoomList.Room] {
+        if let cluster = server.cluster {
+            return try cluster.rooms().map { record, node, state in
+                RoomList.Room(
+                    roomId: record.roomId, maxParticipants: record.maxParticipants, participants: state?.participants.count ?? 0,
+                    speakerId: state?.speakerId, node: node)
+            }
+        }
+        return try server.read { registry in
+            registry.rooms.values.map {
+                RoomList.Room(
+                    roomId: $0.id, maxParticipants: $0.maxParticipants, participants: $0.participants.count, speakerId: $0.speaker,
+                    node: nil)
+            }.sorted { $0.roomId.rawValue < $1.roomId.rawValue }
         }
     }
 
@@ -90,11 +155,41 @@ struct HTTPAPI {
     }
 }
 
-/// `GET /v1/health` answer.
+/// `GET /v1/health` answer; with several nodes, also this node's id and the cluster as it sees it.
 private struct Health: Encodable {
     var participants: Int
     var rooms: Int
     var status = "ok"
+    var node: String?
+    var cluster: ClusterHealth?
+}
+
+private struct ClusterHealth: Encodable {
+    struct Node: Encodable {
+        var id: String
+        var http: String
+        var rooms: Int
+        var participants: Int
+        /// Share of one core over the last heartbeat.
+        var cpu: Double
+    }
+    /// `connected`, or `lost` while Redis does not answer (the node keeps serving its rooms).
+    var redis: String
+    /// The live nodes (this one included) as of the last heartbeat.
+    var nodes: [Node]
+}
+
+/// `GET /v1/rooms` answer.
+private struct RoomList: Encodable {
+    struct Room: Encodable {
+        var roomId: CallRoomID
+        var maxParticipants: Int
+        var participants: Int
+        var speakerId: ParticipantID?
+        /// Several nodes: the node hosting the room, null while none does.
+        var node: String?
+    }
+    var rooms: [Room]
 }
 
 /// `GET /v1/ready` answer.
@@ -115,6 +210,8 @@ private struct Readiness: Encodable {
 /// `POST /v1/rooms` answer.
 private struct RoomCreated: Encodable {
     var roomId: CallRoomID
+    /// Several nodes: the node the room was placed on.
+    var node: String?
 }
 
 /// The body of every error answer.

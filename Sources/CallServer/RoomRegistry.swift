@@ -25,6 +25,10 @@ struct RoomRegistry {
         /// the others keep their connections.
         var messageRate: Double = 50
         var byteRate: Double = 128 * 1024
+        /// Several nodes: a room that is not here may live on another node (`Effect.locate`).
+        var clustered = false
+        /// The host publishers send RTP to when it is not the signalling connection's (MEDIA's `host`).
+        var mediaHost: String?
     }
 
     /// A member of a room. A value: the registry changes it in place, in `rooms`, and nowhere else.
@@ -61,6 +65,8 @@ struct RoomRegistry {
         var participant: ParticipantID?
         /// Set while the connection observes a room (it then has no `room` or `participant`).
         var observing: CallRoomID?
+        /// Several nodes: the cluster was asked where the connection's room lives (once per connection).
+        var located = false
         var lastSeen: Double
         var messageBudget: RateBudget
         var byteBudget: RateBudget
@@ -84,13 +90,21 @@ struct RoomRegistry {
     /// Creates a room, with a generated id when none is given.
     /// - Throws: `.malformedMessage` for a bad id or limit, `.joinState` if the id is taken.
     mutating func createRoom(id requested: CallRoomID?, maxParticipants: Int?) throws(CallError) -> (CallRoomID, [Effect]) {
+        let room = try newRoom(id: requested, maxParticipants: maxParticipants)
+        guard rooms[room.id] == nil else { throw CallError(.joinState, "room \(room.id) already exists") }
+        rooms[room.id] = room
+        return (room.id, [.media(.openRoom(room: room.id))])
+    }
+
+    /// A room to create (not added): the id checked, or generated when none is given, and the limit.
+    /// - Throws: `.malformedMessage` for a bad id or limit, `.joinState` if the id is taken here.
+    func newRoom(id requested: CallRoomID?, maxParticipants: Int?) throws(CallError) -> Room {
         let id = requested ?? newRoomID()
         guard AccessToken.isValidID(id.rawValue) else { throw CallError(.malformedMessage, "roomId must be \(AccessToken.idRule)") }
         guard rooms[id] == nil else { throw CallError(.joinState, "room \(id) already exists") }
         let limit = maxParticipants ?? settings.defaultMaxParticipants
         guard (1...1000).contains(limit) else { throw CallError(.malformedMessage, "maxParticipants must be 1-1000") }
-        rooms[id] = Room(id: id, maxParticipants: limit)
-        return (id, [.media(.openRoom(room: id))])
+        return Room(id: id, maxParticipants: limit)
     }
 
     /// Deletes a room: its members get error 4013 and are disconnected.
@@ -240,33 +254,59 @@ struct RoomRegistry {
             }
             return broadcast(room, .message(body, from: me.info.id, to: nil), except: participantID)
         case .muteParticipant(let name), .unmuteParticipant(let name), .removeParticipant(let name):
-            let target = ParticipantID(name)
             guard me.info.role == .moderator else { return notAllowed(connection, "only a moderator may do that") }
-            guard let member = room.participant(target) else {
-                return [.send(connection, .error(CallError(.noSuchParticipant, "no participant \(target)")))]
+            let action: Moderation = switch message {
+            case .muteParticipant: .mute
+            case .unmuteParticipant: .unmute
+            default: .remove
             }
-            switch message {
-            case .muteParticipant:
-                update(target, in: roomID) { $0.mutedBy = participantID }
-                if member.info.micMuted {
-                    // Already muted by itself: everyone still learns that a moderator now holds the mute.
-                    return broadcast(room, .micMuted(member.info.id, muted: true, by: me.info.id), except: nil)
-                }
-                return setMuted(target, in: roomID, muted: true, by: participantID)
-            case .unmuteParticipant:
-                guard member.mutedBy != nil else {
-                    return notAllowed(connection, "\(target) was not muted by a moderator: only they can unmute themselves")
-                }
-                update(target, in: roomID) { $0.mutedBy = nil }
-                return setMuted(target, in: roomID, muted: false, by: participantID)
-            default:
-                break
+            do {
+                return try moderate(action, ParticipantID(name), in: roomID, by: participantID, epochSeconds: epochSeconds)
+            } catch {
+                return [.send(connection, .error(error))]
             }
+        }
+    }
+
+    /// What a moderator does to another participant.
+    enum Moderation: Sendable {
+        /// The participant cannot unmute itself until a moderator lifts the mute.
+        case mute
+        /// Lifts a moderator's mute.
+        case unmute
+        /// Out of the room (4011), banned from rejoining for the rejoin ban.
+        case remove
+    }
+
+    /// A moderator's action on a participant, from the signalling (`mute-participant`, …) or the HTTP
+    /// API (a moderator token of the room or of the server).
+    /// - Throws: `.roomNotFound`, `.noSuchParticipant`, or `.notAllowed` to unmute a participant no
+    ///   moderator muted.
+    mutating func moderate(
+        _ action: Moderation, _ target: ParticipantID, in roomID: CallRoomID, by moderator: ParticipantID, epochSeconds: Int
+    ) throws(CallError) -> [Effect] {
+        guard let room = rooms[roomID] else { throw CallError(.roomNotFound, "room \(roomID) not found") }
+        guard let member = room.participant(target) else { throw CallError(.noSuchParticipant, "no participant \(target)") }
+        switch action {
+        case .mute:
+            update(target, in: roomID) { $0.mutedBy = moderator }
+            if member.info.micMuted {
+                // Already muted by itself: everyone still learns that a moderator now holds the mute.
+                return broadcast(room, .micMuted(member.info.id, muted: true, by: moderator.rawValue), except: nil)
+            }
+            return setMuted(target, in: roomID, muted: true, by: moderator)
+        case .unmute:
+            guard member.mutedBy != nil else {
+                throw CallError(.notAllowed, "\(target) was not muted by a moderator: only they can unmute themselves")
+            }
+            update(target, in: roomID) { $0.mutedBy = nil }
+            return setMuted(target, in: roomID, muted: false, by: moderator)
+        case .remove:
             rooms[roomID]!.removals = room.removals.filter { epochSeconds < $0.value.at + settings.rejoinBan }
-            if settings.rejoinBan > 0 { rooms[roomID]!.removals[target] = (at: epochSeconds, by: participantID) }
+            if settings.rejoinBan > 0 { rooms[roomID]!.removals[target] = (at: epochSeconds, by: moderator) }
             var effects: [Effect] = []
             if let theirs = member.connection {
-                effects.append(.send(theirs, .error(CallError(.removed, "removed by \(me.info.id)"))))
+                effects.append(.send(theirs, .error(CallError(.removed, "removed by \(moderator)"))))
                 connections[theirs]?.room = nil
                 connections[theirs]?.participant = nil
                 effects.append(.close(theirs))
@@ -321,9 +361,11 @@ struct RoomRegistry {
     ) -> [Effect] {
         guard let state = connections[connection] else { return [] }
         let claims: AccessToken, roomID: CallRoomID, room: Room
-        switch admission(of: state, token: token, epochSeconds: epochSeconds) {
-        case .success(let admitted): (claims, roomID, room) = admitted
-        case .failure(let error): return refuse(connection, error)
+        switch admission(of: connection, state, token: token, epochSeconds: epochSeconds) {
+        case .admitted(let admitted): (claims, roomID, room) = admitted
+        case .refused(let error): return refuse(connection, error)
+        case .elsewhere(let roomID):
+            return [.locate(connection, roomID, .join(token: token, mic: mic, webcam: webcam, rtpPort: rtpPort, displayName: displayName))]
         }
         if let displayName, claims.hasSignedName, displayName != claims.displayName {
             return refuse(connection, CallError(.notAllowed, "the token names you \"\(claims.displayName)\": a signed name cannot be changed"))
@@ -348,7 +390,7 @@ struct RoomRegistry {
         rooms[roomID]!.participants.append(Participant(info: info, connection: connection))
         connections[connection]?.room = roomID
         connections[connection]?.participant = participantID
-        let media = rtpPort.flatMap { _ in ssrc.map { MediaDescription(rtpPort: self.rtpPort, ssrc: $0.rawValue) } }
+        let media = rtpPort.flatMap { _ in ssrc.map { MediaDescription(rtpPort: self.rtpPort, ssrc: $0.rawValue, host: settings.mediaHost) } }
         let endpoint = rtpPort.map { MediaEndpoint(host: state.peerHost, port: $0) }
         let source = (media != nil) ? rtpPort.map { MediaSource(host: state.peerHost, port: $0) } : nil
         // The media binding is queued before the client hears `joined` (and starts sending): its first
@@ -367,28 +409,56 @@ struct RoomRegistry {
     /// What `join` and `observe` both check: the token is valid now and admits to the room the
     /// connection names (or the token's own), the room exists, and the token's participant is not
     /// serving a rejoin ban (unless the token was issued after the removal).
-    private func admission(
-        of state: Connection, token: String, epochSeconds: Int
-    ) -> Result<(AccessToken, CallRoomID, Room), CallError> {
+    private mutating func admission(
+        of connection: ConnectionID, _ state: Connection, token: String, epochSeconds: Int
+    ) -> Admission {
         let claims: AccessToken
         do {
             claims = try AccessToken.verify(token, secret: settings.secret, now: epochSeconds)
         } catch {
-            return .failure(error)
+            return .refused(error)
         }
         let roomID = state.requestedRoom ?? CallRoomID(claims.room)
         guard claims.room == AccessToken.anyRoom || claims.room == roomID.rawValue else {
-            return .failure(CallError(.wrongRoom, "token is for room \(claims.room), not \(roomID)"))
+            return .refused(CallError(.wrongRoom, "token is for room \(claims.room), not \(roomID)"))
         }
-        guard let room = rooms[roomID] else { return .failure(CallError(.roomNotFound, "room \(roomID) not found")) }
+        guard let room = rooms[roomID] else {
+            if settings.clustered, !state.located, AccessToken.isValidID(roomID.rawValue) {
+                connections[connection]?.located = true
+                return .elsewhere(roomID)
+            }
+            return .refused(CallError(.roomNotFound, "room \(roomID) not found"))
+        }
         if let removal = room.removals[ParticipantID(claims.participantID)], epochSeconds < removal.at + settings.rejoinBan,
             claims.issuedAt <= removal.at
         {
             let wait = removal.at + settings.rejoinBan - epochSeconds
-            return .failure(CallError(
+            return .refused(CallError(
                 .removed, "removed from room \(roomID) by \(removal.by): rejoin in \(wait) s or with a token issued after the removal"))
         }
-        return .success((claims, roomID, room))
+        return .admitted((claims, roomID, room))
+    }
+
+    /// What `admission` found.
+    private enum Admission {
+        case admitted((AccessToken, CallRoomID, Room))
+        case refused(CallError)
+        /// Several nodes: the room is not here; the cluster is asked where it lives.
+        case elsewhere(CallRoomID)
+    }
+
+    // MARK: Several nodes
+
+    /// The cluster found the connection's room on another node: the client is sent there.
+    mutating func redirect(_ connection: ConnectionID, to redirect: Redirect) -> [Effect] {
+        guard connections[connection] != nil else { return [] }
+        return [.send(connection, .redirect(redirect))] + closeEffects(connection)
+    }
+
+    /// The cluster could not place the connection's room (absent, or Redis lost): the join fails.
+    mutating func refuseLocated(_ connection: ConnectionID, _ error: CallError) -> [Effect] {
+        guard connections[connection] != nil else { return [] }
+        return refuse(connection, error)
     }
 
     /// Ends a connection's observing, if it observes: it leaves its room's observers.
@@ -486,9 +556,10 @@ struct RoomRegistry {
     private mutating func observe(_ connection: ConnectionID, token: String, epochSeconds: Int) -> [Effect] {
         guard let state = connections[connection] else { return [] }
         let roomID: CallRoomID, room: Room
-        switch admission(of: state, token: token, epochSeconds: epochSeconds) {
-        case .success(let admitted): (_, roomID, room) = admitted
-        case .failure(let error): return refuse(connection, error)
+        switch admission(of: connection, state, token: token, epochSeconds: epochSeconds) {
+        case .admitted(let admitted): (_, roomID, room) = admitted
+        case .refused(let error): return refuse(connection, error)
+        case .elsewhere(let roomID): return [.locate(connection, roomID, .observe(token: token))]
         }
         guard room.observers.count < Self.maximumObservers else {
             return refuse(connection, CallError(.roomFull, "room \(roomID) has \(Self.maximumObservers) observers already"))
@@ -506,8 +577,11 @@ struct RoomRegistry {
         }
     }
 
-    private mutating func newRoomID() -> CallRoomID {
+    /// A random room id that is not taken here (50 bits: with several nodes, a clash with another node's
+    /// room is refused by the cluster as a taken id).
+    private func newRoomID() -> CallRoomID {
         let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789")
+        var generator = SystemRandomNumberGenerator()
         while true {
             let id = CallRoomID(String((0..<10).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] }))
             if rooms[id] == nil { return id }

@@ -39,6 +39,9 @@ public struct RoomServerConfiguration: Sendable {
     public var recordingDirectory: String?
     /// The engine's settings (as `detect --config`).
     public var engine = EngineConfiguration()
+    /// Several nodes coordinated through Redis (docs/call.md, "Several nodes"); nil: one process, rooms
+    /// in memory. Needs a `secret` shared by every node.
+    public var cluster: ClusterConfiguration?
 
     public init() {}
 }
@@ -51,7 +54,7 @@ public struct RoomServerConfiguration: Sendable {
 /// machine `RoomRegistry`; each decision's effects are queued in `executor` under that lock and
 /// carried out after it, in decision order (`EffectExecutor`). `HTTPAPI` answers the HTTP calls,
 /// `ServerLog` writes the events.
-public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked Sendable {
+public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost, @unchecked Sendable {
     // @unchecked Sendable: `web` and `media` are set once in `init` and never replaced; all mutable
     // state is inside `registry` (a Mutex) or owned by the media loop's and transport's own threads.
 
@@ -63,32 +66,67 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
     private var web: WebServer!
     private var media: MediaLoop!
     private let recorder: CallRecorder?
-    private let log: ServerLog
+    private let serverLog: ServerLog
+    /// Several nodes: this node's side of the cluster; nil for a single process. Set once in `init`.
+    private(set) var cluster: ClusterNode?
+    /// Where `Effect.locate` asks the cluster (Redis calls stay off the transport and media threads).
+    private let routing = DispatchQueue(label: "activespeaker.cluster.routing")
     private let started = DispatchTime.now().uptimeNanoseconds
 
     /// Binds the HTTP/WebSocket port and the RTP port and makes the configured rooms. Call `start()`.
     /// - Parameter log: Receives one JSON line per server event (room, participant, speaker changes).
-    /// - Throws: `TransportError` or `SpeakerIOError` when a port cannot be bound; `CallError` for a bad room id.
+    /// With `configuration.cluster`, joins the cluster (and starts its heartbeat in `start()`).
+    /// - Throws: `TransportError` or `SpeakerIOError` when a port cannot be bound; `CallError` for a bad room id,
+    ///   or `.unavailable` when the cluster cannot be joined (Redis unreachable, another protocol, node id taken).
     public init(configuration: RoomServerConfiguration, log: @escaping @Sendable (String) -> Void = { _ in }) throws {
         self.configuration = configuration
+        if configuration.cluster != nil, configuration.secret == nil {
+            throw CallError(.malformedMessage, "several nodes need one token secret shared by every node (--secret)")
+        }
         secret = configuration.secret ?? TokenSecret.random()
         let recorder = try configuration.recordingDirectory.map { try CallRecorder(directory: $0, log: log) }
         self.recorder = recorder
         let started = self.started
-        self.log = ServerLog(output: log, recorder: recorder) { Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
+        serverLog = ServerLog(output: log, recorder: recorder) { Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
         let rtpSocket = try UDPSocket(address: configuration.rtpAddress)
         registry = Mutex(RoomRegistry(settings: RoomRegistry.Settings(
             secret: secret, rtp: rtpSocket.ownAddresses(), defaultMaxParticipants: configuration.maxParticipants,
             clientTimeout: configuration.clientTimeout, rejoinBan: configuration.rejoinBan,
-            messageRate: configuration.messageRate, byteRate: configuration.messageBytesPerSecond)))
+            messageRate: configuration.messageRate, byteRate: configuration.messageBytesPerSecond,
+            clustered: configuration.cluster != nil, mediaHost: configuration.cluster?.advertiseHost)))
         media = try MediaLoop(
             socket: rtpSocket, configuration: configuration.engine, levelInterval: configuration.levelInterval,
             recordsAudio: recorder != nil, delegate: self)
         web = try WebServer(
             host: configuration.host, port: configuration.port, webSocketPaths: [Self.signallingPath],
             maximumConnectionsPerAddress: configuration.maxConnectionsPerAddress, tls: configuration.tls, delegate: self)
+        guard let clustering = configuration.cluster else {
+            for room in configuration.rooms {
+                _ = try decide { registry throws(CallError) in try registry.createRoom(id: CallRoomID(room), maxParticipants: nil) }
+            }
+            return
+        }
+        try joinCluster(clustering)
+    }
+
+    /// Joins the cluster and adds the configured rooms to it (each once, hosted where it is).
+    private func joinCluster(_ clustering: ClusterConfiguration) throws(CallError) {
+        let host = clustering.advertiseHost.contains(":") ? "[\(clustering.advertiseHost)]" : clustering.advertiseHost
+        let secure = configuration.tls != nil
+        let node = ClusterNode(
+            configuration: clustering, http: "\(secure ? "https" : "http")://\(host):\(web.port)",
+            signal: "\(secure ? "wss" : "ws")://\(host):\(web.port)\(Self.signallingPath)", rtpPort: media.port, host: self)
+        cluster = node
+        try node.join()
         for room in configuration.rooms {
-            _ = try decide { registry throws(CallError) in try registry.createRoom(id: CallRoomID(room), maxParticipants: nil) }
+            // Every node may be started with the same rooms: the room is added once, hosted where it is.
+            let id = CallRoomID(room)
+            guard AccessToken.isValidID(room) else { throw CallError(.malformedMessage, "room id must be \(AccessToken.idRule)") }
+            do {
+                _ = try node.create(RoomRecord(roomId: id, maxParticipants: configuration.maxParticipants))
+            } catch where error.code == .joinState {
+                _ = node.resolve(id)
+            }
         }
     }
 
@@ -111,10 +149,16 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
         media.start()
         web.start()
         log(.listening(http: port, rtp: rtpPort, tls: configuration.tls != nil))
+        if let cluster {
+            cluster.start()
+            log(.clusterJoined(node: cluster.nodeID, redis: cluster.configuration.redis.description, nodes: cluster.nodes.map(\.id)))
+        }
     }
 
-    /// Disconnects everyone and stops. Idempotent.
+    /// Disconnects everyone and stops (in a cluster, leaves it first, so that the rooms' clients find
+    /// them on another node at once). Idempotent.
     public func stop() {
+        cluster?.stop()
         web.stop()
         media.stop()
         recorder?.finish(tick: media.tickCount)
@@ -122,6 +166,12 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
 
     /// Seconds since the server started.
     private var now: Double { Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
+
+    /// Logs a server event, and in a cluster publishes a room's events on its channel.
+    private func log(_ event: ServerEvent) {
+        serverLog(event)
+        if let cluster, let room = event.channelRoom { cluster.publish(room: room, line: event.line()) }
+    }
 
     // MARK: Decisions and their effects
 
@@ -155,6 +205,8 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
             if case .error(let error) = message { log(.error(connection: connection, code: error.code)) }
         case .close(let connection, let code):
             web.close(connection, code: code)
+        case .locate(let connection, let room, let message):
+            routing.async { [self] in locate(connection, room, message) }
         case .media(let command):
             media.post(command)
             switch command {
@@ -185,7 +237,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
     }
 
     public func handle(_ request: HTTPRequest, from peer: PeerAddress) -> HTTPResponse {
-        HTTPAPI(server: self).answer(request)
+        HTTPAPI(server: self, relayed: false).answer(request)
     }
 
     /// Seconds since 1970, as tokens count them.
@@ -220,12 +272,60 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, @unchecked 
     func roomOpened(_ room: CallRoomID, tick: Int) {
         recorder?.roomOpened(room, tick: tick)
         // Room time 0 in server time, so a recording's events can be placed on its audio.
-        log.record(room: room, .roomOpened(room: room))
+        serverLog.record(room: room, .roomOpened(room: room))
     }
 
     func roomClosed(_ room: CallRoomID, tick: Int) {
         recorder?.roomClosed(room, tick: tick)
     }
+
+    // MARK: Several nodes
+
+    /// Where a joining (or observing) client's room lives: it is redirected to that node, or the room is
+    /// opened here and its message handled again.
+    private func locate(_ connection: ConnectionID, _ room: CallRoomID, _ message: ClientMessage) {
+        guard let cluster else { return }
+        switch cluster.resolve(room) {
+        case .here:
+            let now = self.now, epoch = Self.epochSeconds
+            decide { $0.received(connection, text: message.json, now: now, epochSeconds: epoch) }
+        case .node(let node):
+            let redirect = Redirect(url: node.signal + "?room=" + room.rawValue, nodeId: node.id, roomId: room.rawValue)
+            decide { $0.redirect(connection, to: redirect) }
+        case .absent:
+            decide { $0.refuseLocated(connection, CallError(.roomNotFound, "room \(room) not found")) }
+        case .unavailable(let why):
+            decide { $0.refuseLocated(connection, CallError(.unavailable, "room \(room) cannot be reached now: \(why)")) }
+        }
+    }
+
+    func hostedRooms() -> (rooms: [RoomState], participants: Int) {
+        let nodeID = cluster?.nodeID ?? ""
+        return registry.withLock { registry in
+            let rooms = registry.rooms.values.map { room in
+                RoomState(
+                    roomId: room.id, maxParticipants: room.maxParticipants, participants: room.participants.map(\.info),
+                    speakerId: room.speaker, node: nodeID)
+            }
+            return (rooms.sorted { $0.roomId.rawValue < $1.roomId.rawValue }, registry.participantCount)
+        }
+    }
+
+    func hosts(_ room: CallRoomID) -> Bool { registry.withLock { $0.room(room) != nil } }
+
+    func openClaimed(_ record: RoomRecord) {
+        _ = try? decide { registry throws(CallError) in
+            guard registry.room(record.roomId) == nil else { return ((), []) }
+            let (_, effects) = try registry.createRoom(id: record.roomId, maxParticipants: record.maxParticipants)
+            return ((), effects)
+        }
+    }
+
+    func answerRelayed(_ request: HTTPRequest) -> HTTPResponse {
+        HTTPAPI(server: self, relayed: true).answer(request)
+    }
+
+    func clusterLogged(_ event: ServerEvent) { log(event) }
 
     /// `::ffff:127.0.0.1` → `127.0.0.1`: a dual-stack socket's view of an IPv4 peer.
     static func unmapped(_ host: String) -> String {

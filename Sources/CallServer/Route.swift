@@ -18,6 +18,11 @@ enum Route: Equatable, Sendable {
     case addIngest(room: CallRoomID)
     /// `DELETE /v1/rooms/{id}/ingest/{participantId}`
     case removeIngest(room: CallRoomID, participant: ParticipantID)
+    /// `GET /v1/rooms`: every room (of the cluster, with several nodes).
+    case rooms
+    /// `POST /v1/rooms/{id}/participants/{participantId}/mute` or `…/unmute`, `DELETE
+    /// /v1/rooms/{id}/participants/{participantId}`: a moderator's action from the API.
+    case moderate(room: CallRoomID, participant: ParticipantID, action: RoomRegistry.Moderation)
     /// `GET /?token=…`: the rooms, each a link to its dashboard (a server-wide token).
     case index
     /// `GET /rooms/{id}?token=…`: the dashboard page.
@@ -34,6 +39,11 @@ enum Route: Equatable, Sendable {
         case ("GET", "v1", "ready", 2): self = .ready
         case ("GET", "metrics", nil, 1): self = .metrics
         case ("POST", "v1", "rooms", 2): self = .createRoom
+        case ("GET", "v1", "rooms", 2): self = .rooms
+        case ("POST", "v1", "rooms", 6) where parts[3] == "participants" && (parts[5] == "mute" || parts[5] == "unmute"):
+            self = .moderate(room: CallRoomID(parts[2]), participant: ParticipantID(parts[4]), action: parts[5] == "mute" ? .mute : .unmute)
+        case ("DELETE", "v1", "rooms", 5) where parts[3] == "participants":
+            self = .moderate(room: CallRoomID(parts[2]), participant: ParticipantID(parts[4]), action: .remove)
         case ("GET", "v1", "rooms", 3): self = .room(CallRoomID(parts[2]))
         case ("DELETE", "v1", "rooms", 3): self = .deleteRoom(CallRoomID(parts[2]))
         case ("POST", "v1", "rooms", 4) where parts[3] == "ingest": self = .addIngest(room: CallRoomID(parts[2]))
@@ -41,6 +51,15 @@ enum Route: Equatable, Sendable {
             self = .removeIngest(room: CallRoomID(parts[2]), participant: ParticipantID(parts[4]))
         case ("GET", "rooms", _, 2): self = .dashboard(room: CallRoomID(parts[1]))
         default: throw CallError(.malformedMessage, "no such API call: \(method) \(path)")
+        }
+    }
+
+    /// The room the call is about, if any: with several nodes, the room's node answers it.
+    var roomID: CallRoomID? {
+        switch self {
+        case .room(let room), .deleteRoom(let room), .addIngest(let room), .removeIngest(let room, _), .moderate(let room, _, _):
+            room
+        case .health, .ready, .metrics, .createRoom, .rooms, .index, .dashboard: nil
         }
     }
 }

@@ -16,6 +16,13 @@ enum ServerEvent: Equatable, Sendable {
     case micMuted(room: CallRoomID, participant: ParticipantID, muted: Bool)
     /// `participant`: null when nobody speaks; `time`: seconds of room time, written to 10 ms.
     case speakerChanged(room: CallRoomID, participant: ParticipantID?, time: Double)
+    /// Several nodes: this node joined the cluster (its id, Redis with the password hidden, the live nodes).
+    case clusterJoined(node: String, redis: String, nodes: [String])
+    /// Several nodes: Redis stopped answering (the node keeps serving its rooms), and when it is back.
+    case redisLost(reason: String)
+    case redisRestored
+    /// Several nodes: another node holds the claim of a room this node hosts (after a Redis outage).
+    case claimLost(room: CallRoomID)
 
     /// The room whose recording the event belongs in; nil for the server's own events.
     var room: CallRoomID? {
@@ -23,7 +30,16 @@ enum ServerEvent: Equatable, Sendable {
         case .participantJoined(let room, _, _), .participantLeft(let room, _), .micMuted(let room, _, _),
             .speakerChanged(let room, _, _):
             room
-        case .listening, .error, .roomOpened, .roomClosed: nil
+        case .listening, .error, .roomOpened, .roomClosed, .clusterJoined, .redisLost, .redisRestored, .claimLost: nil
+        }
+    }
+
+    /// The room whose channel the event is published on (several nodes): the room's events, and its
+    /// opening and closing on this node.
+    var channelRoom: CallRoomID? {
+        switch self {
+        case .roomOpened(let room), .roomClosed(let room): room
+        default: room
         }
     }
 
@@ -47,6 +63,11 @@ enum ServerEvent: Equatable, Sendable {
             members += [("type", "mic-muted"), ("room", room), ("participant", participant), ("muted", muted)]
         case .speakerChanged(let room, let participant, let time):
             members += [("type", "speaker-changed"), ("room", room), ("participant", participant), ("t", (time * 100).rounded() / 100)]
+        case .clusterJoined(let node, let redis, let nodes):
+            members += [("type", "cluster-joined"), ("node", node), ("redis", redis), ("nodes", nodes)]
+        case .redisLost(let reason): members += [("type", "redis-lost"), ("reason", reason)]
+        case .redisRestored: members += [("type", "redis-restored")]
+        case .claimLost(let room): members += [("type", "claim-lost"), ("room", room)]
         }
         let written: [String] = members.map { (key: String, value: any Encodable) -> String in
             JSON.quoted(key) + ":" + JSON.text(value)

@@ -11,6 +11,9 @@ enum Effect: Equatable, Sendable {
     case close(ConnectionID, code: UInt16 = 1000)
     /// Change the media plane.
     case media(MediaCommand)
+    /// Several nodes: the room of a `join` or `observe` is not on this node; ask the cluster where it
+    /// lives, then redirect the client there, or open it here and handle the message again.
+    case locate(ConnectionID, CallRoomID, ClientMessage)
 }
 
 /// What the media loop must know of the rooms: who may send, from where, and who receives.

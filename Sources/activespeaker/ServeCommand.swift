@@ -2,6 +2,7 @@ import CallProtocol
 import CallServer
 import CallTransport
 import Foundation
+import Redis
 import SpeakerCore
 import SpeakerIO
 import Synchronization
@@ -56,6 +57,16 @@ struct ServeCommand: Command {
             """),
         .value("config", "FILE.json|KEY=VALUE", repeatable: true, help: "Engine settings, as for detect."),
         .value("duration", "SECONDS", help: "Stop after this long (default: until Ctrl-C)."),
+        .value("redis", "URL", help: """
+            Several nodes: join the cluster coordinated through this Redis,
+            redis://[:PASSWORD@]HOST[:PORT][/DB] (or $ACTIVESPEAKER_REDIS).
+            Every node needs the same --secret. docs/call.md, Several nodes.
+            """),
+        .value("node-id", "ID", help: "This node's id in the cluster (default: HOST-PORT)."),
+        .value("advertise", "HOST", help: """
+            The address other nodes and clients reach this node at (default:
+            the --listen host; the host name when listening on all addresses).
+            """),
     ]
 
     static let epilogue = """
@@ -79,9 +90,17 @@ struct ServeCommand: Command {
           With TLS: serve --tls-cert server.pem --tls-key server.key …, then
           join --server wss://HOST:8080 --ca ca.pem … (docs/call.md, TLS).
 
+        With --redis also {"type":"cluster-joined","node":"n1","redis":"redis://…",
+        "nodes":["n1","n2"]}, {"type":"redis-lost","reason":…},
+        {"type":"redis-restored"} and {"type":"claim-lost","room":…}; a room's
+        events are also published on the Redis channel
+        activespeaker:room:ROOM:events.
+
         EXIT STATUS: 0 after Ctrl-C or --duration; 1 if a port cannot be bound (one
         line on standard error, e.g. "cannot listen on 127.0.0.1:8080: address in
-        use") or a TLS file cannot be used; 64 command-line error.
+        use"), a TLS file cannot be used, or the cluster cannot be joined (Redis
+        unreachable, a node of another protocol, the node id in use); 64
+        command-line error.
         """
 
     let configuration: RoomServerConfiguration
@@ -147,6 +166,28 @@ struct ServeCommand: Command {
                 throw .usage("--message-bytes \(text): expected 16384-1073741824")
             }
             configuration.messageBytesPerSecond = value
+        }
+        if let text = options.value("redis") ?? ProcessInfo.processInfo.environment["ACTIVESPEAKER_REDIS"] {
+            let redis: RedisURL
+            do {
+                redis = try RedisURL(text)
+            } catch {
+                throw .usage("--redis: \(error.message)")
+            }
+            guard secretText != nil else {
+                throw .usage("--redis needs --secret (or $ACTIVESPEAKER_SECRET): every node must check the same tokens")
+            }
+            let wildcard = ["0.0.0.0", "::", ""].contains(host)
+            let advertise = options.value("advertise") ?? (wildcard ? ProcessInfo.processInfo.hostName : host)
+            if address.port == 0, options.value("node-id") == nil {
+                throw .usage("--redis with --listen port 0 needs --node-id (the default id is HOST-PORT)")
+            }
+            let nodeID = options.value("node-id")
+                ?? String("\(advertise)-\(address.port)".map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "-" })
+            guard AccessToken.isValidID(nodeID) else { throw .usage("--node-id \(nodeID): \(AccessToken.idRule)") }
+            configuration.cluster = ClusterConfiguration(redis: redis, nodeID: nodeID, advertiseHost: advertise)
+        } else if options.value("node-id") != nil || options.value("advertise") != nil {
+            throw .usage("--node-id and --advertise go with --redis")
         }
         configuration.recordingDirectory = options.value("record")
         configuration.engine = try DetectCommand.configuration(from: options.all("config"))

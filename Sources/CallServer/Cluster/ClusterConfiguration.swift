@@ -1,0 +1,26 @@
+import Redis
+
+/// How a `RoomServer` takes part in a cluster of nodes coordinated through Redis (`serve --redis`;
+/// docs/call.md, "Several nodes"). Without one (`RoomServerConfiguration.cluster` nil) the server is
+/// a single process with its rooms in memory.
+public struct ClusterConfiguration: Sendable {
+    /// Where Redis is; its password, if any, is never logged (`RedisURL.description` hides it).
+    public var redis: RedisURL
+    /// This node's id, unique in the cluster (`AccessToken.idRule`).
+    public var nodeID: String
+    /// The host other nodes, clients and senders reach this node at: in redirects, the node list and
+    /// MEDIA's `host`.
+    public var advertiseHost: String
+    /// Seconds between heartbeats (the node record, the claims of its rooms, their state).
+    public var heartbeatInterval: Double = 0.5
+    /// A node whose record is this old (seconds) is dead for the others, and its rooms can be claimed.
+    public var nodeTimeout: Double = 2
+    /// Seconds a request relayed to another node (an API call on a room it hosts) waits for the answer.
+    public var relayTimeout: Double = 2
+
+    public init(redis: RedisURL, nodeID: String, advertiseHost: String) {
+        self.redis = redis
+        self.nodeID = nodeID
+        self.advertiseHost = advertiseHost
+    }
+}
