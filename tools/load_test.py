@@ -15,11 +15,16 @@ It reports the server's CPU time per participant (user + system, from /proc, ove
 and writes a JSON summary with --json FILE. Exit status 0 when every
 check passes, 1 otherwise.
 
-Usage: tools/load_test.py [--rooms 10] [--clients 5] [--seconds 180] [--slot 4]
+With --nodes N (N > 1) it starts a redis-server on a free port and N `serve` nodes joined through it
+(docs/call.md, "Several nodes"); the rooms are created through the first node's API (each placed on
+the least-loaded node), every client connects to node (client number mod N) with the others as
+fallbacks, so most are redirected to their room's node, and the CPU figures are given per node.
+
+Usage: tools/load_test.py [--rooms 10] [--clients 5] [--seconds 180] [--slot 4] [--nodes 1]
                           [--binary .build/release/activespeaker] [--json FILE]
-Loopback only; needs espeak-ng and sox (tools/install-deps.sh).
+Loopback only; needs espeak-ng and sox (tools/install-deps.sh), and redis-server for --nodes.
 """
-import argparse, json, os, signal, subprocess, sys, tempfile, time, urllib.request
+import argparse, json, os, signal, socket, subprocess, sys, tempfile, time, urllib.request
 
 VOICES = ["en-us", "en-gb+f3", "en+m3", "en-gb+f4", "en+m7", "en-us+f2", "en+m1", "en-gb+f1"]
 LINES = [
@@ -71,6 +76,23 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_port(output, deadline):
+    """The HTTP port of a `serve` from its `listening` line, or None by the deadline."""
+    while time.time() < deadline:
+        output.seek(0)
+        for line in output:
+            if '"listening"' in line:
+                return json.loads(line)["http"]
+        time.sleep(0.05)
+    return None
+
+
 def collapse(names):
     out = []
     for name in names:
@@ -86,6 +108,7 @@ def main():
     parser.add_argument("--seconds", type=float, default=180)
     parser.add_argument("--slot", type=float, default=4)
     parser.add_argument("--binary", default=".build/release/activespeaker")
+    parser.add_argument("--nodes", type=int, default=1, help="serve nodes joined through Redis (default 1: no Redis)")
     parser.add_argument("--json")
     parser.add_argument("--min-turns", type=int, default=None,
                         help="turns each room must name (default: half the slots, at least 2)")
@@ -95,25 +118,44 @@ def main():
 
     work = tempfile.mkdtemp(prefix="load-test-")
     files, cycle = make_files(work, options.clients, options.slot)
-    server_out = open(os.path.join(work, "server.jsonl"), "w+")
-    server = subprocess.Popen(
-        [options.binary, "serve", "--listen", "127.0.0.1:0", "--secret", SECRET,
-         "--max-participants", str(options.clients + 1),
-         # every client connects from 127.0.0.1: lift the per-address limit above their number
-         "--max-connections-per-address", str(max(64, options.rooms * options.clients + 16))],
-        stdout=server_out, stderr=subprocess.DEVNULL)
+    redis = None
+    cluster = []
+    if options.nodes > 1:
+        redis_port = free_port()
+        redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
+                                  "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while subprocess.run(["redis-cli", "-p", str(redis_port), "ping"], capture_output=True).stdout.strip() != b"PONG":
+            if time.time() > deadline:
+                sys.exit("load_test: redis-server did not start")
+            time.sleep(0.05)
+        cluster = ["--redis", f"redis://127.0.0.1:{redis_port}"]
+    servers, server_outs, ports = [], [], []
     clients = []
     try:
-        deadline = time.time() + 10
-        port = None
-        while port is None and time.time() < deadline:
-            server_out.seek(0)
-            for line in server_out:
-                if '"listening"' in line:
-                    port = json.loads(line)["http"]
-            time.sleep(0.05)
-        if port is None:
-            sys.exit("load_test: serve did not start")
+        for node in range(options.nodes):
+            server_out = open(os.path.join(work, f"server{node + 1}.jsonl"), "w+")
+            server_outs.append(server_out)
+            servers.append(subprocess.Popen(
+                [options.binary, "serve", "--listen", "127.0.0.1:0", "--secret", SECRET,
+                 "--max-participants", str(options.clients + 1),
+                 # every client connects from 127.0.0.1: lift the per-address limit above their number
+                 "--max-connections-per-address", str(max(64, options.rooms * options.clients + 16))]
+                + (cluster + ["--node-id", f"n{node + 1}"] if cluster else []),
+                stdout=server_out, stderr=subprocess.DEVNULL))
+            port = wait_for_port(server_out, time.time() + 20)
+            if port is None:
+                sys.exit(f"load_test: serve (node {node + 1}) did not start")
+            ports.append(port)
+        if cluster:
+            # Every node has seen the others' records (their heartbeat), so placement sees them all.
+            deadline = time.time() + 10
+            while time.time() < deadline:
+                health = json.load(urllib.request.urlopen(f"http://127.0.0.1:{ports[0]}/v1/health"))
+                if len(health["cluster"]["nodes"]) == options.nodes:
+                    break
+                time.sleep(0.1)
+        port = ports[0]
 
         def token(room, participant, role="publisher"):
             return run(options.binary, "token", "--secret", SECRET, "--room", room, "--participant", participant,
@@ -121,21 +163,25 @@ def main():
 
         admin = token("*", "admin", "moderator")
         rooms = [f"load{index}" for index in range(options.rooms)]
+        placement = {}
         for room in rooms:
-            status, _ = api(port, "POST", "/v1/rooms", admin, {"roomId": room})
+            status, answer = api(port, "POST", "/v1/rooms", admin, {"roomId": room})
             assert status == 201, status
+            placement[room] = json.loads(answer).get("node", "n1")
         tokens = {(room, index): token(room, f"p{index}") for room in rooms for index in range(options.clients)}
         print(f"load_test: {options.rooms} rooms x {options.clients} clients for {options.seconds:.0f} s "
               f"(turn every {options.slot:g} s)", file=sys.stderr)
-        cpu_start = cpu_seconds(server.pid)
+        cpu_start = [cpu_seconds(server.pid) for server in servers]
         started = time.time()
-        for room in rooms:
+        for room_index, room in enumerate(rooms):
             for index in range(options.clients):
                 out = open(os.path.join(work, f"{room}-p{index}.jsonl"), "w")
+                first = (room_index * options.clients + index) % len(ports)
+                urls = [f"ws://127.0.0.1:{ports[(first + k) % len(ports)]}" for k in range(len(ports))]
                 clients.append((room, index, out, subprocess.Popen(
-                    [options.binary, "join", "--server", f"ws://127.0.0.1:{port}", "--room", room,
+                    [options.binary, "join", "--room", room,
                      "--token", tokens[(room, index)], "--mic", files[index], "--loop",
-                     "--duration", str(options.seconds)],
+                     "--duration", str(options.seconds)] + [a for url in urls for a in ("--server", url)],
                     stdout=out, stderr=subprocess.STDOUT)))
         last_progress = 0
         while any(process.poll() is None for *_, process in clients):
@@ -149,19 +195,29 @@ def main():
         if sys.stderr.isatty():
             print(file=sys.stderr)
         wall = time.time() - started
-        server_cpu = cpu_seconds(server.pid) - cpu_start
+        node_cpu = [cpu_seconds(server.pid) - start for server, start in zip(servers, cpu_start)]
+        server_cpu = sum(node_cpu)
     finally:
         for *_, process in clients:
             if process.poll() is None:
                 process.kill()
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        for server in servers:
+            server.send_signal(signal.SIGINT)
+        for server in servers:
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+        if redis is not None:
+            # SIGKILL: a redis-server started by a process that blocks SIGTERM (a test runner's thread)
+            # inherits the mask and never sees SIGTERM; it keeps nothing worth a clean shutdown.
+            redis.kill()
+            redis.wait(timeout=10)
 
-    server_out.seek(0)
-    server_events = [json.loads(line) for line in server_out if line.startswith("{")]
+    server_events = []
+    for server_out in server_outs:
+        server_out.seek(0)
+        server_events += [json.loads(line) for line in server_out if line.startswith("{")]
     failures = []
     per_room = {}
     for room in rooms:
@@ -194,17 +250,35 @@ def main():
                          else max(2, int(options.seconds / options.slot) // 2)):
             failures.append(f"{room}: only {len(named)} turns named in {options.seconds:.0f} s")
     participants = options.rooms * options.clients
-    stats = next((e for e in server_events if e.get("type") == "stats"), {})
+    stats_lines = [e for e in server_events if e.get("type") == "stats"]
+    stats = {key: sum(e.get(key, 0) for e in stats_lines) for key in (stats_lines[0] if stats_lines else {}) if key != "type"}
+    reconnects = sum(1 for (_, _, out, _) in clients for line in open(out.name) if '"reconnecting"' in line)
+    if reconnects:
+        failures.append(f"{reconnects} clients lost their connection (reconnecting)")
+    per_node = {}
+    for node, cpu in enumerate(node_cpu):
+        name = f"n{node + 1}"
+        node_participants = options.clients * sum(1 for room in rooms if placement[room] == name)
+        per_node[name] = {
+            "rooms": sum(1 for room in rooms if placement[room] == name), "participants": node_participants,
+            "cpuSeconds": round(cpu, 2), "cpuPercentOfOneCore": round(100 * cpu / wall, 1),
+            "cpuPerParticipantPercent": round(100 * cpu / wall / node_participants, 3) if node_participants else None,
+        }
     summary = {
-        "rooms": options.rooms, "clientsPerRoom": options.clients, "seconds": round(wall, 1),
+        "rooms": options.rooms, "clientsPerRoom": options.clients, "nodes": options.nodes, "seconds": round(wall, 1),
         "serverCPUSeconds": round(server_cpu, 2),
         "serverCPUPerParticipantPercent": round(100 * server_cpu / wall / participants, 3),
         "serverCPUPercentOfOneCore": round(100 * server_cpu / wall, 1),
-        "mediaStats": stats, "perRoom": per_room, "failures": failures,
+        "perNode": per_node, "mediaStats": stats, "perRoom": per_room, "failures": failures,
     }
     print(f"load_test: server CPU {server_cpu:.1f} s over {wall:.0f} s = {100 * server_cpu / wall:.1f} % of one core, "
           f"{summary['serverCPUPerParticipantPercent']:.3f} % per participant ({participants} participants); "
           f"packets accepted {stats.get('accepted')}, forwarded {stats.get('forwarded')}")
+    if options.nodes > 1:
+        for name, node in per_node.items():
+            print(f"load_test: node {name}: {node['rooms']} rooms, {node['participants']} participants, "
+                  f"CPU {node['cpuPercentOfOneCore']:.1f} % of one core, "
+                  f"{node['cpuPerParticipantPercent'] or 0:.3f} % per participant")
     turns = sum(r["turns"] for r in per_room.values())
     breaks = sum(r["rotationBreaks"] for r in per_room.values())
     print(f"load_test: {turns} turns named across rooms, {breaks} out of the script's rotation; "

@@ -40,4 +40,38 @@ struct LoadTests {
         // Every room had turns that all five clients saw.
         #expect(rooms.values.allSatisfy { ($0["checkedChanges"] as? Int ?? 0) >= 1 }, "\(text)")
     }
+
+    /// The same across three `serve` nodes joined through a real redis-server (docs/call.md, "Several
+    /// nodes"): the rooms spread over the nodes, most clients are redirected to their room's node, no
+    /// client loses its connection, and every client sees its room's sequence as the hosting node sent it.
+    @Test(.enabled(
+        if: (LiveRunner.runsEverything || ProcessInfo.processInfo.environment["ACTIVESPEAKER_LOAD_BINARY"] != nil) && RedisServer.isAvailable,
+        "needs a release build in ACTIVESPEAKER_LOAD_BINARY (tools/test.sh sets it) and redis-server"))
+    func sixRoomsOfFiveClientsOverThreeNodes() throws {
+        let path = try #require(
+            ProcessInfo.processInfo.environment["ACTIVESPEAKER_LOAD_BINARY"],
+            "set ACTIVESPEAKER_LOAD_BINARY to a release build (swift build -c release), as tools/test.sh does")
+        let summary = FileManager.default.temporaryDirectory.appendingPathComponent("load-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: summary) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", LiveRunner.tools.appendingPathComponent("load_test.py").path, "--nodes", "3", "--rooms", "6",
+            "--clients", "5", "--seconds", "20", "--binary", path, "--json", summary, "--min-turns", "1",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: summary))) as? [String: Any])
+        #expect((object["failures"] as? [String])?.isEmpty == true, "\(text)")
+        // Two rooms on each node.
+        let nodes = try #require(object["perNode"] as? [String: [String: Any]])
+        #expect(nodes.mapValues { $0["rooms"] as? Int } == ["n1": 2, "n2": 2, "n3": 2], "\(text)")
+        let rooms = try #require(object["perRoom"] as? [String: [String: Any]])
+        #expect(rooms.count == 6 && rooms.values.allSatisfy { ($0["checkedChanges"] as? Int ?? 0) >= 1 }, "\(text)")
+    }
 }
