@@ -20,8 +20,13 @@ With --nodes N (N > 1) it starts a redis-server on a free port and N `serve` nod
 the least-loaded node), every client connects to node (client number mod N) with the others as
 fallbacks, so most are redirected to their room's node, and the CPU figures are given per node.
 
+With --kill-after SECONDS (and --nodes > 1) the node hosting the most rooms is killed with SIGKILL
+that long into the run: its clients must reconnect (the time from their `reconnecting` to their
+`reconnected` line is reported) and name speakers again from the node that claimed the room; every
+other client must notice nothing (no `reconnecting`) and see its room's sequence in full.
+
 Usage: tools/load_test.py [--rooms 10] [--clients 5] [--seconds 180] [--slot 4] [--nodes 1]
-                          [--binary .build/release/activespeaker] [--json FILE]
+                          [--kill-after SECONDS] [--binary .build/release/activespeaker] [--json FILE]
 Loopback only; needs espeak-ng and sox (tools/install-deps.sh), and redis-server for --nodes.
 """
 import argparse, json, os, signal, socket, subprocess, sys, tempfile, time, urllib.request
@@ -109,6 +114,8 @@ def main():
     parser.add_argument("--slot", type=float, default=4)
     parser.add_argument("--binary", default=".build/release/activespeaker")
     parser.add_argument("--nodes", type=int, default=1, help="serve nodes joined through Redis (default 1: no Redis)")
+    parser.add_argument("--kill-after", type=float, default=None,
+                        help="with --nodes: kill -9 the node hosting the most rooms this many seconds in")
     parser.add_argument("--json")
     parser.add_argument("--min-turns", type=int, default=None,
                         help="turns each room must name (default: half the slots, at least 2)")
@@ -184,8 +191,16 @@ def main():
                      "--duration", str(options.seconds)] + [a for url in urls for a in ("--server", url)],
                     stdout=out, stderr=subprocess.STDOUT)))
         last_progress = 0
+        killed = None
+        node_cpu = [0.0] * len(servers)
         while any(process.poll() is None for *_, process in clients):
             elapsed = time.time() - started
+            if options.kill_after is not None and killed is None and elapsed >= options.kill_after and len(servers) > 1:
+                counts = [sum(1 for room in rooms if placement[room] == f"n{node + 1}") for node in range(len(servers))]
+                killed = counts.index(max(counts))
+                node_cpu[killed] = cpu_seconds(servers[killed].pid) - cpu_start[killed]
+                servers[killed].kill()
+                print(f"load_test: killed node n{killed + 1} ({counts[killed]} rooms) at {elapsed:.1f} s", file=sys.stderr)
             if sys.stderr.isatty() and elapsed - last_progress >= 1:
                 print(f"\rload_test: {elapsed:5.0f} / {options.seconds:.0f} s", end="", file=sys.stderr)
                 last_progress = elapsed
@@ -195,7 +210,9 @@ def main():
         if sys.stderr.isatty():
             print(file=sys.stderr)
         wall = time.time() - started
-        node_cpu = [cpu_seconds(server.pid) - start for server, start in zip(servers, cpu_start)]
+        for node, (server, start) in enumerate(zip(servers, cpu_start)):
+            if node != killed:
+                node_cpu[node] = cpu_seconds(server.pid) - start
         server_cpu = sum(node_cpu)
     finally:
         for *_, process in clients:
@@ -214,16 +231,24 @@ def main():
             redis.kill()
             redis.wait(timeout=10)
 
-    server_events = []
+    node_events = []
     for server_out in server_outs:
         server_out.seek(0)
-        server_events += [json.loads(line) for line in server_out if line.startswith("{")]
+        node_events.append([json.loads(line) for line in server_out if line.startswith("{")])
+    server_events = [event for events in node_events for event in events]
     failures = []
     per_room = {}
+    failovers = []
+    moved = {room for room in rooms if killed is not None and placement[room] == f"n{killed + 1}"}
     for room in rooms:
-        # The room's server log in order; the changes every client must have seen are those after the
-        # last join and before the first leave.
-        log = [e for e in server_events if e.get("room") == room]
+        # The room's log on the node hosting it last (for a room of the killed node: the node that
+        # claimed it), in order; the changes every client must have seen are those after the last join
+        # and before the first leave.
+        hosts = [events for events in node_events
+                 if any(e.get("type") == "room-opened" and e.get("room") == room for e in events)]
+        if room in moved:
+            hosts = [events for node, events in enumerate(node_events) if node != killed and events in hosts]
+        log = [e for e in (hosts[-1] if hosts else []) if e.get("room") == room]
         joined_at = max((i for i, e in enumerate(log) if e.get("type") == "participant-joined"), default=-1)
         left_at = min((i for i, e in enumerate(log) if e.get("type") == "participant-left"), default=len(log))
         logged = [e.get("participant") for e in log if e.get("type") == "speaker-changed"]
@@ -239,6 +264,15 @@ def main():
             others = {f"p{other}" for other in range(options.clients) if other != index}
             if left is None or set(left.get("packets", {})) != others or min(left["packets"].values() or [0]) < 100:
                 failures.append(f"{room}/p{index}: forwarded packets {left and left.get('packets')}")
+            reconnecting = next((e["t"] for e in events if e.get("type") == "reconnecting"), None)
+            reconnected = next((e["t"] for e in events if e.get("type") == "reconnected"), None)
+            if room in moved:
+                if reconnecting is None or reconnected is None:
+                    failures.append(f"{room}/p{index}: its node was killed and it did not reconnect")
+                    continue
+                failovers.append(reconnected - reconnecting)
+            elif reconnecting is not None:
+                failures.append(f"{room}/p{index}: lost its connection at {reconnecting} s, its node was not killed")
             seen = [e.get("participant") for e in events if e.get("type") == "speaker-changed"]
             if not any(seen[i:i + len(expected)] == expected for i in range(len(seen) - len(expected) + 1)):
                 failures.append(f"{room}/p{index}: saw {collapse(seen)[:10]}..., the server sent {collapse(expected)[:10]}...")
@@ -252,9 +286,6 @@ def main():
     participants = options.rooms * options.clients
     stats_lines = [e for e in server_events if e.get("type") == "stats"]
     stats = {key: sum(e.get(key, 0) for e in stats_lines) for key in (stats_lines[0] if stats_lines else {}) if key != "type"}
-    reconnects = sum(1 for (_, _, out, _) in clients for line in open(out.name) if '"reconnecting"' in line)
-    if reconnects:
-        failures.append(f"{reconnects} clients lost their connection (reconnecting)")
     per_node = {}
     for node, cpu in enumerate(node_cpu):
         name = f"n{node + 1}"
@@ -271,6 +302,12 @@ def main():
         "serverCPUPercentOfOneCore": round(100 * server_cpu / wall, 1),
         "perNode": per_node, "mediaStats": stats, "perRoom": per_room, "failures": failures,
     }
+    if killed is not None:
+        ordered = sorted(failovers)
+        summary["killedNode"] = f"n{killed + 1}"
+        summary["failoverSeconds"] = {
+            "clients": len(ordered), "median": round(ordered[len(ordered) // 2], 3) if ordered else None,
+            "max": round(ordered[-1], 3) if ordered else None}
     print(f"load_test: server CPU {server_cpu:.1f} s over {wall:.0f} s = {100 * server_cpu / wall:.1f} % of one core, "
           f"{summary['serverCPUPerParticipantPercent']:.3f} % per participant ({participants} participants); "
           f"packets accepted {stats.get('accepted')}, forwarded {stats.get('forwarded')}")
@@ -279,6 +316,10 @@ def main():
             print(f"load_test: node {name}: {node['rooms']} rooms, {node['participants']} participants, "
                   f"CPU {node['cpuPercentOfOneCore']:.1f} % of one core, "
                   f"{node['cpuPerParticipantPercent'] or 0:.3f} % per participant")
+    if killed is not None:
+        failover = summary["failoverSeconds"]
+        print(f"load_test: node n{killed + 1} killed: {failover['clients']} clients back in their rooms, "
+              f"reconnecting to reconnected median {failover['median']} s, max {failover['max']} s")
     turns = sum(r["turns"] for r in per_room.values())
     breaks = sum(r["rotationBreaks"] for r in per_room.values())
     print(f"load_test: {turns} turns named across rooms, {breaks} out of the script's rotation; "
