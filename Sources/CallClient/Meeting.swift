@@ -821,16 +821,7 @@ public final class Meeting: @unchecked Sendable {
                 s.participants[info.id] = Participant(info, isLocal: info.id == room.participantID, listeners: eventQueue.participantListeners)
                 if let ssrc = info.ssrc { s.owners[ssrc] = info.id }
             }
-            let me = s.participants[room.participantID]
-            s.micMuted = me?.micMuted ?? true
-            if let media = room.media, let socket = s.socket {
-                s.sender = try? RTPAudioSender(socket: socket, ssrc: media.ssrc, payloadType: UInt8(media.payloadType), audioLevelID: media.audioLevelId)
-            }
-            let hasMicrophone: Bool
-            switch s.microphone {
-            case .none: hasMicrophone = false
-            case .device, .custom: hasMicrophone = true
-            }
+            let (me, hasMicrophone) = Self.bindMedia(of: room, in: &s)
             return (s.sender, !(me?.micMuted ?? true), hasMicrophone, room.speakerID, s.order.compactMap { s.participants[$0] })
         }
         startPlayback()
@@ -898,17 +889,7 @@ public final class Meeting: @unchecked Sendable {
                 if s.speaker != room.speakerID { events.append(.speakerChanged(participantId: room.speakerID)) }
                 s.speaker = room.speakerID
                 s.media = room.media
-                let me = s.participants[room.participantID]
-                s.micMuted = me?.micMuted ?? true
-                s.sender = nil
-                if let media = room.media, let socket = s.socket {
-                    s.sender = try? RTPAudioSender(socket: socket, ssrc: media.ssrc, payloadType: UInt8(media.payloadType), audioLevelID: media.audioLevelId)
-                }
-                let hasMicrophone: Bool
-                switch s.microphone {
-                case .none: hasMicrophone = false
-                case .device, .custom: hasMicrophone = true
-                }
+                let (me, hasMicrophone) = Self.bindMedia(of: room, in: &s)
                 return (events, s.sender != nil, !(me?.micMuted ?? true), hasMicrophone, s.order.compactMap { s.participants[$0] })
             }
         guard let outcome else { return }
@@ -1179,6 +1160,23 @@ public final class Meeting: @unchecked Sendable {
     }
 
     // MARK: URLs
+
+    /// After `joined` (first or again): the microphone's mute state and the RTP sender for the room's
+    /// MEDIA (none without one); returns the local participant and whether a microphone is configured.
+    private static func bindMedia(of room: JoinedRoom, in s: inout State) -> (me: Participant?, hasMicrophone: Bool) {
+        let me = s.participants[room.participantID]
+        s.micMuted = me?.micMuted ?? true
+        s.sender = nil
+        if let media = room.media, let socket = s.socket {
+            s.sender = try? RTPAudioSender(socket: socket, ssrc: media.ssrc, payloadType: UInt8(media.payloadType), audioLevelID: media.audioLevelId)
+        }
+        let hasMicrophone: Bool
+        switch s.microphone {
+        case .none: hasMicrophone = false
+        case .device, .custom: hasMicrophone = true
+        }
+        return (me, hasMicrophone)
+    }
 
     static func isIPv6(_ url: String) -> Bool { url.contains("://[") }
 

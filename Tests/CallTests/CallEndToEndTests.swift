@@ -47,6 +47,15 @@ import TestSupport
         func onParticipantLeft(_ participant: Participant) { left.withLock { $0.append(participant.id) } }
         func onAudioLevels(_ levels: [String: Double]) { levelReports.withLock { $0.append(levels) } }
         var levelReportCount: Int { levelReports.withLock { $0.count } }
+        /// Waits (at most 60 s) until the floor went from `last` back to nobody: the end of a plan whose
+        /// last turn is `last`.
+        func waitUntilOver(after last: String) async -> Bool {
+            await Waiting.until(timeout: 60) {
+                let changes = self.changes.withLock { $0 }
+                return changes.count >= 2 && changes.suffix(2) == [last, nil]
+            }
+        }
+
         /// The named speakers in order, nobody and repeats dropped.
         var sequence: [String] {
             changes.withLock { $0 }.compactMap { $0 }.reduce(into: []) { if $0.last != $1 { $0.append($1) } }
@@ -76,11 +85,7 @@ import TestSupport
         #expect(meetings[0].participants.count == 3 || meetings[2].participants.count == 3)
         // The call is over for a client once carol, the last to speak, has given the floor back to nobody.
         for (meeting, log) in zip(meetings, logs) {
-            let over = await Waiting.until(timeout: 60) {
-                let changes = log.changes.withLock { $0 }
-                return changes.count >= 2 && changes.suffix(2) == ["carol", nil]
-            }
-            #expect(over, "\(meeting.localParticipant?.id ?? "?"): \(log.changes.withLock { $0 })")
+            #expect(await log.waitUntilOver(after: "carol"), "\(meeting.localParticipant?.id ?? "?"): \(log.changes.withLock { $0 })")
         }
         for (meeting, log) in zip(meetings, logs) {
             #expect(

@@ -195,7 +195,7 @@ struct ClusterTests {
     }
 
     @Test func aNodeWithoutRedisDoesNotStart() throws {
-        let port = try TestCluster.freePort()
+        let port = try LoopbackPort.free()
         var configuration = RoomServerConfiguration()
         configuration.secret = TestCluster.secret
         configuration.cluster = ClusterConfiguration(redis: try RedisURL("redis://127.0.0.1:\(port)"), nodeID: "alone", advertiseHost: "127.0.0.1")
@@ -233,11 +233,7 @@ struct ClusterMeetingTests {
             try await group.waitForAll()
         }
         for (meeting, log) in zip(meetings, logs) {
-            let over = await Waiting.until(timeout: 60) {
-                let changes = log.changes.withLock { $0 }
-                return changes.count >= 2 && changes.suffix(2) == ["carol", nil]
-            }
-            #expect(over, "\(meeting.localParticipant?.id ?? "?"): \(log.changes.withLock { $0 })")
+            #expect(await log.waitUntilOver(after: "carol"), "\(meeting.localParticipant?.id ?? "?"): \(log.changes.withLock { $0 })")
         }
         for (meeting, log) in zip(meetings, logs) {
             #expect(log.sequence == ["bob", "alice", "carol"], "\(meeting.localParticipant?.id ?? "?"): \(log.changes.withLock { $0 })")
@@ -334,11 +330,6 @@ final class TestCluster: @unchecked Sendable {
     }
     private static let openSockets = Mutex<[UDPSocket]>([])
 
-    /// A TCP port nothing listens on now.
-    static func freePort() throws -> Int {
-        let socket = try UDPSocket(address: "127.0.0.1:0")
-        return socket.port
-    }
 }
 
 /// A signalling WebSocket without the SDK: what it received, and whether the server closed it.

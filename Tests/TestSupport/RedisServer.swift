@@ -37,7 +37,7 @@ public final class RedisServer {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // A free port can be taken by someone else before redis-server binds it: try a few.
         for _ in 0..<5 {
-            let candidate = try Self.freePort()
+            let candidate = try LoopbackPort.free()
             if let started = try Self.launch(port: candidate, password: password, directory: directory) {
                 port = candidate
                 pid = started
@@ -164,23 +164,6 @@ public final class RedisServer {
         return text.trimmingCharacters(in: .whitespacesAndNewlines) == "PONG"
     }
 
-    /// A port of 127.0.0.1 free a moment ago: the kernel's choice for a socket bound to port 0.
-    private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw RedisServerError(message: "socket: \(String(cString: strerror(errno)))") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard bound else { throw RedisServerError(message: "cannot bind 127.0.0.1: \(String(cString: strerror(errno)))") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 }
 
 /// A test's redis-server did not start.

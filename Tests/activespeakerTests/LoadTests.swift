@@ -9,32 +9,11 @@ import TestSupport
 struct LoadTests {
     @Test(.enabled(if: LiveRunner.runsEverything || ProcessInfo.processInfo.environment["ACTIVESPEAKER_LOAD_BINARY"] != nil, "needs a release build in ACTIVESPEAKER_LOAD_BINARY (tools/test.sh sets it)"))
     func tenRoomsOfFiveClientsAllSeeTheSameSequence() throws {
-        // tools/test.sh builds it; 50 clients of a debug build cannot keep up with real time.
-        let path = try #require(
-            ProcessInfo.processInfo.environment["ACTIVESPEAKER_LOAD_BINARY"],
-            "set ACTIVESPEAKER_LOAD_BINARY to a release build (swift build -c release), as tools/test.sh does")
-        let binary = URL(fileURLWithPath: path)
-        let summary = FileManager.default.temporaryDirectory.appendingPathComponent("load-\(UUID().uuidString).json").path
-        defer { try? FileManager.default.removeItem(atPath: summary) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", LiveRunner.tools.appendingPathComponent("load_test.py").path, "--rooms", "10", "--clients", "5",
-            // What this test checks is that every client sees its room's sequence exactly as the server
-            // sent it. How many turns a room names in 20 s depends on the CPU left to the server: with both
-            // cores busy and the rest of the suite running, a room named 1 of 5 (2026-12-01), so one is
-            // enough here; the README's figures come from a standalone three-minute run.
-            "--seconds", "20", "--binary", binary.path, "--json", summary, "--min-turns", "1",
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: summary))) as? [String: Any])
-        #expect((object["failures"] as? [String])?.isEmpty == true, "\(text)")
+        // What this test checks is that every client sees its room's sequence exactly as the server
+        // sent it. How many turns a room names in 20 s depends on the CPU left to the server: with both
+        // cores busy and the rest of the suite running, a room named 1 of 5 (2026-12-01), so one is
+        // enough here; the README's figures come from a standalone three-minute run.
+        let (text, object) = try Self.loadTest(["--rooms", "10", "--clients", "5", "--seconds", "20", "--min-turns", "1"])
         let rooms = try #require(object["perRoom"] as? [String: [String: Any]])
         #expect(rooms.count == 10)
         // Every room had turns that all five clients saw.
@@ -48,6 +27,20 @@ struct LoadTests {
         if: (LiveRunner.runsEverything || ProcessInfo.processInfo.environment["ACTIVESPEAKER_LOAD_BINARY"] != nil) && RedisServer.isAvailable,
         "needs a release build in ACTIVESPEAKER_LOAD_BINARY (tools/test.sh sets it) and redis-server"))
     func sixRoomsOfFiveClientsOverThreeNodes() throws {
+        let (text, object) = try Self.loadTest([
+            "--nodes", "3", "--rooms", "6", "--clients", "5", "--seconds", "20", "--min-turns", "1",
+        ])
+        // Two rooms on each node.
+        let nodes = try #require(object["perNode"] as? [String: [String: Any]])
+        #expect(nodes.mapValues { $0["rooms"] as? Int } == ["n1": 2, "n2": 2, "n3": 2], "\(text)")
+        let rooms = try #require(object["perRoom"] as? [String: [String: Any]])
+        #expect(rooms.count == 6 && rooms.values.allSatisfy { ($0["checkedChanges"] as? Int ?? 0) >= 1 }, "\(text)")
+    }
+
+    /// Runs `tools/load_test.py` with `arguments` on the release build of ACTIVESPEAKER_LOAD_BINARY; returns
+    /// its output and its JSON summary, having checked that it passed (exit 0, no failures).
+    static func loadTest(_ arguments: [String]) throws -> (text: String, summary: [String: Any]) {
+        // tools/test.sh builds it; 50 clients of a debug build cannot keep up with real time.
         let path = try #require(
             ProcessInfo.processInfo.environment["ACTIVESPEAKER_LOAD_BINARY"],
             "set ACTIVESPEAKER_LOAD_BINARY to a release build (swift build -c release), as tools/test.sh does")
@@ -55,10 +48,8 @@ struct LoadTests {
         defer { try? FileManager.default.removeItem(atPath: summary) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", LiveRunner.tools.appendingPathComponent("load_test.py").path, "--nodes", "3", "--rooms", "6",
-            "--clients", "5", "--seconds", "20", "--binary", path, "--json", summary, "--min-turns", "1",
-        ]
+        process.arguments = ["python3", LiveRunner.tools.appendingPathComponent("load_test.py").path]
+            + arguments + ["--binary", path, "--json", summary]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -68,10 +59,6 @@ struct LoadTests {
         #expect(process.terminationStatus == 0, "\(text)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: summary))) as? [String: Any])
         #expect((object["failures"] as? [String])?.isEmpty == true, "\(text)")
-        // Two rooms on each node.
-        let nodes = try #require(object["perNode"] as? [String: [String: Any]])
-        #expect(nodes.mapValues { $0["rooms"] as? Int } == ["n1": 2, "n2": 2, "n3": 2], "\(text)")
-        let rooms = try #require(object["perRoom"] as? [String: [String: Any]])
-        #expect(rooms.count == 6 && rooms.values.allSatisfy { ($0["checkedChanges"] as? Int ?? 0) >= 1 }, "\(text)")
+        return (text, object)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `serve` outlives the reader of its log (`serve | head -n 1`), and says in words why it cannot start.
 @Suite struct ServeOutputTests {
@@ -7,19 +8,7 @@ import Testing
 
     /// A TCP socket listening on a free port of 127.0.0.1; returns the descriptor and the port.
     static func occupiedPort() throws -> (descriptor: Int32, port: Int) {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(descriptor >= 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && listen(descriptor, 1) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        try #require(bound, "cannot listen on 127.0.0.1: \(String(cString: strerror(errno)))")
-        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+        try LoopbackPort.bind(listening: true)
     }
 
     /// The documented status and a line in words, not libwebsockets' "ERROR on binding fd 6 … (-1 98)".
