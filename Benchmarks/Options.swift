@@ -22,6 +22,10 @@ struct Options {
     var configuration = EngineConfiguration()
     /// Internal: run the memory probe of scenario 5 in this process and print its JSON.
     var memoryProbe: (from: Int, to: Int)?
+    /// Worker counts of scenario 6 (1, the baseline, is always measured).
+    var workerCounts = [1, 2]
+    /// Streams each worker analyses in scenario 6 (the load grows with the workers).
+    var streamsPerWorker = 1_024
 
     static let usage = """
         USAGE: swift run -c release Benchmarks [options]
@@ -36,7 +40,7 @@ struct Options {
           3  Opus: decode (libopus, 16 kHz) + analysis, and decoding alone
           4  files end to end: `activespeaker detect` over 64 one-minute WAV files
           5  memory: resident growth per stream from 1,000 to 10,000 streams
-          6  scaling: 1 worker thread versus 2
+          6  scaling: 1 worker thread versus N (--workers), 1,024 streams per worker
 
         OPTIONS
           --quick              Fewer and shorter runs (about a minute in all).
@@ -44,6 +48,8 @@ struct Options {
           --scenario LIST      Only these scenarios, e.g. 1 or 1,3,6 (repeatable).
           --streams LIST       Stream counts of scenario 1 (default 1,64,1024,10000).
           --room-sizes LIST    Room sizes of scenario 2 (default 2,10,100,1000).
+          --workers LIST       Worker counts of scenario 6 (default 1,2; 1 is always run).
+          --streams-per-worker N  Streams per worker in scenario 6 (default 1024).
           --json PATH          Where to write the JSON results (default .build/benchmarks.json
                                under the package, else the temporary directory).
           --markdown PATH      Also write the tables as Markdown (for docs/benchmarks.md).
@@ -89,6 +95,12 @@ struct Options {
                 guard list.allSatisfy({ (1...6).contains($0) }) else { throw BenchmarkError("scenarios are 1…6") }
                 scenarioList += list
             case "--streams": options.analysisStreams = try integers(argument, try value(argument))
+            case "--workers":
+                options.workerCounts = Array(Set([1] + (try integers(argument, try value(argument))))).sorted()
+            case "--streams-per-worker":
+                let counts = try integers(argument, try value(argument))
+                guard counts.count == 1 else { throw BenchmarkError("--streams-per-worker N: one number") }
+                options.streamsPerWorker = counts[0]
             case "--room-sizes":
                 let sizes = try integers(argument, try value(argument))
                 guard sizes.allSatisfy({ (2...LevelScenario.participants).contains($0) }) else {
