@@ -80,7 +80,9 @@ struct JoinCommand: Command {
           {"t":…,"type":"left","packets":{"bob":512}}
             (forwarded RTP packets received per participant)
 
-        EXIT STATUS: 0 after leaving; 1 if joining fails (the error line says why:
+        EXIT STATUS: 0 after leaving (--duration, the file's end, Ctrl-C, or the
+        meeting ending by itself: removed, room closed, reconnecting given up,
+        said by a meeting-left line); 1 if joining fails (the error line says why:
         invalid token 4001, expired 4002, room not found 4003, room full 4004,
         network 3001) or the microphone cannot be opened (no microphone 3059,
         device failed 3002; nothing is joined); 64 command-line error.
