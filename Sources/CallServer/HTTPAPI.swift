@@ -53,7 +53,8 @@ struct HTTPAPI {
             let (rooms, participants, connections) = try server.read { ($0.rooms.count, $0.participantCount, $0.connectionCount) }
             let metrics = Metrics(
                 rooms: rooms, participants: participants, connections: connections, media: server.mediaStatistics,
-                droppedRecordingHops: server.droppedRecordingHops)
+                droppedRecordingHops: server.droppedRecordingHops,
+                cluster: server.cluster.map { ($0.redisConnected, $0.nodes.count) })
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(metrics.text.utf8))
         case .createRoom:
             let body = try Self.decode(RoomRequest.self, request.body, empty: RoomRequest())

@@ -5,6 +5,8 @@ struct Metrics {
     var connections: Int
     var media: MediaStatistics
     var droppedRecordingHops: Int
+    /// Several nodes: whether Redis answered the last heartbeat, and the live nodes then; nil for one process.
+    var cluster: (redisConnected: Bool, nodes: Int)?
 
     /// One family: its help and type lines, then its samples (`labels` without braces, or empty).
     private struct Family {
@@ -55,8 +57,17 @@ struct Metrics {
                 help: "10 ms hops the recording dropped because its writer was behind.", type: "counter",
                 samples: [("", Double(droppedRecordingHops))]),
         ]
+        var all = families
+        if let cluster {
+            all.append(Family(
+                name: "activespeaker_cluster_redis_connected", help: "1 while Redis answers this node's heartbeat (several nodes).",
+                type: "gauge", samples: [("", cluster.redisConnected ? 1 : 0)]))
+            all.append(Family(
+                name: "activespeaker_cluster_nodes", help: "Live nodes of the cluster, this one included, as of the last heartbeat.",
+                type: "gauge", samples: [("", Double(cluster.nodes))]))
+        }
         var lines: [String] = []
-        for family in families {
+        for family in all {
             lines.append("# HELP \(family.name) \(family.help)")
             lines.append("# TYPE \(family.name) \(family.type)")
             for sample in family.samples {

@@ -34,6 +34,7 @@ struct ClusterTests {
                 let answer = cluster.api(node, "GET", "/v1/rooms/\(room)")
                 #expect(answer.status == 200 && answer.object["roomId"] as? String == room, "node \(node) room \(room): \(answer.text)")
             }
+            #expect(cluster.api(node, "GET", "/metrics").text.contains("\nactivespeaker_cluster_nodes 3\n"))
             let health = try #require(cluster.api(node, "GET", "/v1/health").object["cluster"] as? [String: Any])
             #expect(health["redis"] as? String == "connected")
             #expect((health["nodes"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["n1", "n2", "n3"])
@@ -144,6 +145,7 @@ struct ClusterTests {
         cluster.redis.kill()
         #expect(Waiting.until { (cluster.api(host, "GET", "/v1/health").object["cluster"] as? [String: Any])?["redis"] as? String == "lost" })
         #expect(cluster.log(host).contains { $0.contains(#""type":"redis-lost""#) })
+        #expect(cluster.api(host, "GET", "/metrics").text.contains("\nactivespeaker_cluster_redis_connected 0\n"))
         // The call goes on: the client is answered, a second client joins the room it hosts.
         alice.send(.ping)
         #expect(Waiting.until { alice.messages.contains(.pong) })
