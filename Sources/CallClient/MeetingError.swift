@@ -19,7 +19,7 @@ public struct MeetingError: Error, Sendable, Hashable, CustomStringConvertible {
         case noMicrophoneFound
         /// 3068: the action is not supported (e.g. `setAudioDevice` to a device that cannot play).
         case actionNotSupported
-        /// 4001–4015, 5000: the server's code, as its `error` message gave it.
+        /// 4001–4017, 5000, 5003: the server's code, as its `error` message gave it.
         case server(CallErrorCode)
 
         /// The number: 3001…3068 for the SDK's own codes, the server's code otherwise.

@@ -28,6 +28,10 @@ public enum CallErrorCode: Int, Sendable, Hashable, CaseIterable {
     case duplicateParticipant = 4014
     /// The client sent more messages or bytes a second than the server's budget; the connection is closed.
     case rateLimited = 4015
+    /// HTTP API: no call has this path.
+    case noSuchCall = 4016
+    /// HTTP API: the path's calls take other methods (the answer's `Allow` header lists them).
+    case methodNotAllowed = 4017
     case serverError = 5000
     /// Several nodes (`serve --redis`): the room's node cannot be reached, or this node has lost Redis and
     /// does not host the room; try again (or another node).
@@ -44,6 +48,8 @@ public enum CallErrorCode: Int, Sendable, Hashable, CaseIterable {
         case .messageTooLarge: 413
         case .removed, .timedOut, .roomClosed: 410
         case .rateLimited: 429
+        case .noSuchCall: 404
+        case .methodNotAllowed: 405
         case .serverError: 500
         case .unavailable: 503
         }

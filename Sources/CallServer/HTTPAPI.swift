@@ -15,7 +15,11 @@ struct HTTPAPI {
         do throws(CallError) {
             return try answer(Route(method: request.method, path: request.path), request)
         } catch {
-            return .json(status: error.code.httpStatus, JSON.text(ErrorAnswer(error)))
+            var answer = HTTPResponse.json(status: error.code.httpStatus, JSON.text(ErrorAnswer(error)))
+            if error.code == .methodNotAllowed {
+                answer.headers.append(("Allow", Route.methods(path: request.path).joined(separator: ", ")))
+            }
+            return answer
         }
     }
 

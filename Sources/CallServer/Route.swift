@@ -30,7 +30,8 @@ enum Route: Equatable, Sendable {
 
     /// The call `method` and `path` name; `HEAD` is `GET` without the body (RFC 9110 §9.3.2: the
     /// transport leaves the body out).
-    /// - Throws: `.malformedMessage` for a method and path that name no call.
+    /// - Throws: `.noSuchCall` (404) for a path no call has, `.methodNotAllowed` (405) for a path whose
+    ///   calls take other methods.
     init(method: String, path: String) throws(CallError) {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         switch (method == "HEAD" ? "GET" : method, parts.first, parts.dropFirst().first, parts.count) {
@@ -50,7 +51,26 @@ enum Route: Equatable, Sendable {
         case ("DELETE", "v1", "rooms", 5) where parts[3] == "ingest":
             self = .removeIngest(room: CallRoomID(parts[2]), participant: ParticipantID(parts[4]))
         case ("GET", "rooms", _, 2): self = .dashboard(room: CallRoomID(parts[1]))
-        default: throw CallError(.malformedMessage, "no such API call: \(method) \(path)")
+        default:
+            let allowed = Self.methods(path: path)
+            guard !allowed.isEmpty else { throw CallError(.noSuchCall, "no such API call: \(method) \(path)") }
+            throw CallError(.methodNotAllowed, "\(path) takes \(allowed.joined(separator: ", ")), not \(method)")
+        }
+    }
+
+    /// The methods some call takes at `path` (`GET` with `HEAD`); empty when no call has that path.
+    static func methods(path: String) -> [String] {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let get = ["GET", "HEAD"]
+        switch (parts.first, parts.dropFirst().first, parts.count) {
+        case (nil, nil, 0): return get
+        case ("v1", "health", 2), ("v1", "ready", 2), ("metrics", nil, 1), ("rooms", _, 2): return get
+        case ("v1", "rooms", 2): return get + ["POST"]
+        case ("v1", "rooms", 3): return get + ["DELETE"]
+        case ("v1", "rooms", 4) where parts[3] == "ingest": return ["POST"]
+        case ("v1", "rooms", 5) where parts[3] == "ingest" || parts[3] == "participants": return ["DELETE"]
+        case ("v1", "rooms", 6) where parts[3] == "participants" && (parts[5] == "mute" || parts[5] == "unmute"): return ["POST"]
+        default: return []
         }
     }
 

@@ -26,13 +26,27 @@ import Testing
         #expect(try Route(method: method, path: path) == route)
     }
 
+    /// A path no call has is 404 (4016); a call's path with another method is 405 (4017), with `Allow`.
     @Test(arguments: [
-        ("POST", "/"), ("GET", "/v1"), ("POST", "/v1/health"), ("PUT", "/v1/rooms/a"), ("GET", "/v1/rooms/a/ingest"),
-        ("POST", "/v1/rooms/a/other"), ("DELETE", "/v1/rooms/a/ingest"), ("GET", "/rooms"), ("GET", "/v2/health"),
-        ("DELETE", "/rooms/a"),
+        ("GET", "/v1"), ("POST", "/v1/rooms/a/other"), ("GET", "/rooms"), ("GET", "/v2/health"),
+        ("POST", "/v1/rooms/a/participants/b/dance"),
     ])
-    func otherCallsAreRefused(method: String, path: String) {
-        #expect(throws: CallError(.malformedMessage, "no such API call: \(method) \(path)")) { try Route(method: method, path: path) }
+    func unknownPathsAreNotFound(method: String, path: String) {
+        #expect(throws: CallError(.noSuchCall, "no such API call: \(method) \(path)")) { try Route(method: method, path: path) }
+    }
+
+    @Test(arguments: [
+        ("POST", "/", "GET, HEAD"), ("POST", "/v1/health", "GET, HEAD"), ("PUT", "/v1/rooms/a", "GET, HEAD, DELETE"),
+        ("GET", "/v1/rooms/a/ingest", "POST"), ("DELETE", "/rooms/a", "GET, HEAD"), ("PATCH", "/v1/rooms", "GET, HEAD, POST"),
+        ("GET", "/v1/rooms/a/participants/b", "DELETE"), ("DELETE", "/v1/rooms/a/ingest", "POST"),
+    ])
+    func otherMethodsAreNotAllowed(method: String, path: String, allowed: String) throws {
+        #expect(throws: CallError(.methodNotAllowed, "\(path) takes \(allowed), not \(method)")) { try Route(method: method, path: path) }
+        let server = try CallTestServer.server()
+        defer { server.stop() }
+        let answer = server.handle(HTTPRequest(method: method, path: path), from: PeerAddress(host: "127.0.0.1", port: 50000))
+        #expect(answer.status == 405)
+        #expect(answer.headers.contains { $0.0 == "Allow" && $0.1 == allowed })
     }
 
     /// Decisions made on several threads are carried out in the order they were queued, one effect at a
