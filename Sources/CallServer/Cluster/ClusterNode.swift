@@ -88,7 +88,13 @@ final class ClusterNode: @unchecked Sendable {
                 "node \(other.id) speaks cluster protocol \(other.protocolVersion), this node \(Self.protocolVersion): refusing to join")
         }
         if let same = nodes.first(where: { $0.id == nodeID && $0.instance != instance }) {
-            throw CallError(.unavailable, "node id \(nodeID) is in use by a live node at \(same.http): choose another --node-id")
+            // A record of this id from another process: refused while that process lives (it listens on
+            // its inbox); a crashed one's record only waits for its expiry, so a restart goes ahead.
+            let listening = (try? requests.command(["PUBSUB", "NUMSUB", ClusterKeys.inbox(nodeID)]))?.array
+                .flatMap { $0.count == 2 ? $0[1].integer : nil } ?? 1
+            if listening > 0 {
+                throw CallError(.unavailable, "node id \(nodeID) is in use by a live node at \(same.http): choose another --node-id")
+            }
         }
         do {
             try register(on: requests, rooms: [], participants: 0)
