@@ -55,6 +55,23 @@ struct FileBackedDevices {
 
 @Suite("ALSA capture from a file-backed device")
 struct AudioCaptureTests {
+    /// Holds the only reference to a capture, so another thread can drop it.
+    final class Holder: @unchecked Sendable {
+        // @unchecked Sendable: handed to one thread at a time (the test's, then `returns`'s).
+        var capture: AudioCapture?
+        init(_ capture: AudioCapture) { self.capture = capture }
+    }
+
+    /// Runs `body` on a thread of its own; whether it returned within `Waiting.defaultTimeout` seconds.
+    static func returns(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            body()
+            done.signal()
+        }.start()
+        return done.wait(timeout: .now() + Waiting.defaultTimeout) == .success
+    }
+
     /// Reads `hops` hop blocks; returns the rows (one array per selected channel).
     static func record(_ capture: AudioCapture, hops: Int) -> [[Float]] {
         var rows = [[Float]](repeating: [], count: capture.channels.count)
@@ -139,9 +156,8 @@ struct AudioCaptureTests {
         // Nobody reads: once five hops are read, four fill the queue and the capture thread waits for room
         // for the fifth. Stop must still return.
         #expect(Waiting.until { capture.framesRead >= 5 * capture.hopSize })
-        let started = Date()
-        capture.stop()
-        #expect(Date().timeIntervalSince(started) < 1)
+        // Returns at all (a hang is the bug; how fast is not measured here: the machine may be loaded).
+        #expect(Self.returns { capture.stop() })
         var block = [Float](repeating: 0, count: capture.hopBlockSize)
         var taken = 0
         while block.withUnsafeMutableBufferPointer({ capture.nextHop(into: $0, timeout: 0.1) }) == .hop { taken += 1 }
@@ -156,13 +172,13 @@ struct AudioCaptureTests {
         let devices = try FileBackedDevices([("long", [Synthesis.noise(seconds: 5, levelDBFS: -30, seed: 4)], 16000)])
         defer { devices.remove() }
         for _ in 0..<3 {
-            var capture: AudioCapture? = try AudioCapture(device: "long", configurationFile: devices.configuration)
-            capture!.start()
-            var block = [Float](repeating: 0, count: capture!.hopBlockSize)
-            #expect(block.withUnsafeMutableBufferPointer { capture!.nextHop(into: $0, timeout: 1) } == .hop)
-            let started = Date()
-            capture = nil
-            #expect(Date().timeIntervalSince(started) < 1)
+            let holder = Holder(try AudioCapture(device: "long", configurationFile: devices.configuration))
+            holder.capture!.start()
+            var block = [Float](repeating: 0, count: holder.capture!.hopBlockSize)
+            #expect(block.withUnsafeMutableBufferPointer { holder.capture!.nextHop(into: $0, timeout: 1) } == .hop)
+            // The last reference goes on another thread, so that a hang in deinit fails the test rather
+            // than stopping the suite (how fast it returns is not measured: the machine may be loaded).
+            #expect(Self.returns { holder.capture = nil })
         }
         for _ in 0..<3 {
             var watcher: DeviceWatcher? = DeviceWatcher(interval: 0.01) { _ in }
