@@ -12,7 +12,7 @@
 /// | inside an utterance (`mayRest` false) | every frame |
 /// | *sounding*: the last analysed frame stood `voicedSNR` above the noise | every frame |
 /// | *onset*: the hop is more than `onsetRise` dB louder than the last analysed frame's | every frame |
-/// | *quiet*: the hop, through a first-difference filter, within `quietMargin` of the noise floor's | every `quietRefresh`-th frame |
+/// | *quiet*: the hop, through a first-difference filter, within `quietMargin` of the noise floor's, and not below `silenceDBFS` | every `quietRefresh`-th frame |
 /// | *resting*: any other frame | every `restingInterval`-th frame |
 ///
 /// A carried frame has no speech evidence (the last analysed frame stood below `voicedSNR`, and
@@ -37,6 +37,11 @@ struct FrameCascade {
 
     /// A hop this much louder (dB) than the last analysed frame's always wakes the spectral stage.
     static let onsetRise: Float = 3
+    /// Hops quieter than this (dBFS) — digital silence, dither, a muted microphone — are never *quiet*,
+    /// only resting: against a floor of digital silence the noise estimate that a noise onset is judged
+    /// by must be as well learnt as without the cascade (the cold-start tests: white noise after dithered
+    /// silence was taken for speech when silence was analysed on every 6th frame only).
+    static let silenceDBFS: Float = -80
 
     /// Counts frames of a stream outside an utterance; those that are not a multiple of the interval
     /// that applies are carried.
@@ -78,7 +83,7 @@ struct FrameCascade {
             return .analyse
         }
         var interval = c.restingInterval
-        if c.quietRefresh > interval, c.quietMargin > 0 {
+        if c.quietRefresh > interval, c.quietMargin > 0, frame.energyDBFS >= Self.silenceDBFS {
             let differenced = Levels.dBFS(
                 meanSquare: Kernels.differenceEnergy(hop, previous: previous) / Float(hop.count))
             if differenced < differencedNoiseDBFS + c.quietMargin { interval = c.quietRefresh }

@@ -12,6 +12,18 @@ struct SpectralState {
     var oldestBandRow = 0
     /// Analysed frames between the two spectra whose difference is the flux.
     static let fluxSpan = 3
+    /// Repeats the newest band energies as this frame's (a frame the first stage carried), so that the
+    /// flux keeps measuring the rise over `fluxSpan` frames (30 ms), not over `fluxSpan` analyses.
+    mutating func repeatNewestBands() {
+        let count = SpectralBands.count
+        let newest = (oldestBandRow + Self.fluxSpan - 1) % Self.fluxSpan
+        bandHistory.withUnsafeMutableBufferPointer { rows in
+            let base = rows.baseAddress!
+            (base + oldestBandRow * count).update(from: base + newest * count, count: count)
+        }
+        oldestBandRow = (oldestBandRow + 1) % Self.fluxSpan
+    }
+
     /// Hops seen, up to the number that fills the window.
     var hopsSeen = 0
     /// The first stage: which frames the spectral stage must analyse (see `FrameCascade`).
@@ -83,14 +95,18 @@ final class SpectralAnalyzer {
         self.overSubtraction = overSubtraction
     }
 
-    /// Appends one hop to the stream's history and measures the frame.
+    /// Appends one hop to the stream's history and measures the frame, in two stages: the hop's
+    /// time-domain features (energy, level, zero crossings, the window's energy), then, if the first
+    /// stage (`state.cascade`, a `FrameCascade`) cannot decide the frame from them, the spectral stage.
     /// - Parameters:
     ///   - hop: `AnalysisFormat.hopSize` samples, full scale ±1.
     ///   - state: the stream's spectral memory, updated.
+    ///   - mayRest: the stream is not inside an utterance, so the first stage may carry the frame (keep
+    ///     the last analysis's spectral features); false: the spectral stage runs.
+    ///   - configuration: the cascade's intervals and the voicing thresholds.
     /// - Returns: the frame's features.
-    /// - Complexity: one 512-point real FFT, one 256-point inverse FFT, O(window) vector work.
-    /// - Parameter mayRest: the stream is not inside an utterance, so a clearly quiet frame may skip
-    ///   the spectral analysis (see `VoiceActivityConfiguration.quietMargin`).
+    /// - Complexity: a carried frame O(hop + window) vector work; an analysed one also one 512-point
+    ///   real FFT, O(bins) band and noise work and, on sounding frames, one 256-point inverse FFT.
     func analyze(
         hop: UnsafeBufferPointer<Float>, state: inout SpectralState, mayRest: Bool = false,
         configuration: VoiceActivityConfiguration = VoiceActivityConfiguration()
@@ -126,8 +142,18 @@ final class SpectralAnalyzer {
         if state.cascade.route(features, hop: hop, previous: previous, mayRest: mayRest, configuration: configuration)
             == .carry
         {
-            return state.cascade.carried(features)
+            let carried = state.cascade.carried(features)
+            state.repeatNewestBands()
+            return carried
         }
+        return analyzeSpectrum(features, state: &state, configuration: configuration)
+    }
+
+    /// The second stage: the spectral features of the frame whose time-domain features are `features`.
+    private func analyzeSpectrum(
+        _ timeDomain: FrameFeatures, state: inout SpectralState, configuration: VoiceActivityConfiguration
+    ) -> FrameFeatures {
+        var features = timeDomain
         state.history.withUnsafeBufferPointer { history in
             window.withUnsafeBufferPointer { w in
                 Kernels.multiply(history, w, into: workspace.windowed.buffer)
