@@ -26,10 +26,12 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
     public var quietMargin: Float = 3
     /// Of a stream's quiet frames (see `quietMargin`; also resting, see `restingInterval`), every
     /// this-many-th is fully analysed, so the noise floor keeps learning; the frames between keep the
-    /// last analysis's spectral features with their own hop's energy. Default 6: about 12 % fewer
-    /// instructions than 1 on the bundled meetings at 1,024 streams (13,819 → 12,183 per
-    /// stream-frame), VAD F1 within 0.003 and floor accuracy within 0.2 % on every evaluation set
-    /// (docs/benchmarks.md, "The cascade"). 1: quiet frames are treated as resting ones.
+    /// last analysis's spectral features with their own hop's energy. Default 3: on the bundled
+    /// meetings at 1,024 streams 13,819 → 13,149 instructions per stream-frame against 1, a stream of
+    /// steady noise 8,521 → about 7,500; every evaluation set within 0.002 VAD F1 and 0.5 % floor accuracy
+    /// (docs/benchmarks.md, "The cascade"). 4–6 save more (6: 12,183 per stream-frame) with the
+    /// evaluation sets within 0.003 F1, but change the utterances of a real talk resumed after a DTX
+    /// pause (ColdStartSpeechTests: 5 loses one its first take had). 1: quiet frames are resting ones.
     public var quietRefresh: Int = 3
     /// A resting stream — outside an utterance, its last analysed frame below `voicedSNR`, its hop at
     /// most 3 dB louder than that frame — is analysed only on every this-many-th frame (streams take
