@@ -24,6 +24,12 @@ struct SpectralState {
         oldestBandRow = (oldestBandRow + 1) % Self.fluxSpan
     }
 
+    /// Sums of squares of the two hops before the newest, oldest first (the window's energy is the
+    /// sum of the hops it holds and its oldest `windowTail` samples).
+    var previousHopEnergies: (Float, Float) = (0, 0)
+    /// Samples of the window older than its last three hops.
+    static let windowTail = AnalysisFormat.windowSize - 3 * AnalysisFormat.hopSize
+
     /// Hops seen, up to the number that fills the window.
     var hopsSeen = 0
     /// The first stage: which frames the spectral stage must analyse (see `FrameCascade`).
@@ -116,7 +122,8 @@ final class SpectralAnalyzer {
         var features = FrameFeatures()
 
         // Time domain: energy, level, zero crossings of the new hop.
-        let meanSquare = Kernels.sumOfSquares(hop) / Float(hopSize)
+        let hopEnergy = Kernels.sumOfSquares(hop)
+        let meanSquare = hopEnergy / Float(hopSize)
         features.meanSquare = meanSquare
         features.energyDBFS = Levels.dBFS(meanSquare: meanSquare)
         features.level = Levels.rfc6464Level(meanSquare: meanSquare)
@@ -128,8 +135,13 @@ final class SpectralAnalyzer {
             let base = history.baseAddress!
             base.update(from: base + hopSize, count: n - hopSize)
             (base + n - hopSize).update(from: hop.baseAddress!, count: hopSize)
-            features.windowEnergyDBFS = Levels.dBFS(meanSquare: Kernels.sumOfSquares(UnsafeBufferPointer(history)) / Float(n))
+            // The window's energy from the hops' sums: the oldest `windowTail` samples, then the last
+            // three hops (the window holds 32 + 3 × 160 samples).
+            let tail = Kernels.sumOfSquares(UnsafeBufferPointer(start: base, count: SpectralState.windowTail))
+            let energy = tail + state.previousHopEnergies.0 + state.previousHopEnergies.1 + hopEnergy
+            features.windowEnergyDBFS = Levels.dBFS(meanSquare: energy / Float(n))
         }
+        state.previousHopEnergies = (state.previousHopEnergies.1, hopEnergy)
         // Until the window holds real audio throughout, the spectrum would show the edge of the
         // zeros it started with: measure nothing spectral and teach the noise tracker nothing.
         let hopsToFill = (n + hopSize - 1) / hopSize
