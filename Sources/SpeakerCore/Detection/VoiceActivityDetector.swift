@@ -28,7 +28,7 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
     /// this-many-th is fully analysed, so the noise floor keeps learning; the frames between keep the
     /// last analysis's spectral features with their own hop's energy. Default 3: on the bundled
     /// meetings at 1,024 streams 13,819 → 13,149 instructions per stream-frame against 1, a stream of
-    /// steady noise 8,521 → about 7,500; every evaluation set within 0.002 VAD F1 and 0.5 % floor accuracy
+    /// steady noise 8,521 → 7,180; every evaluation set within 0.002 VAD F1 and 0.5 % floor accuracy
     /// (docs/benchmarks.md, "The cascade"). 4–6 save more (6: 12,183 per stream-frame) with the
     /// evaluation sets within 0.003 F1, but change the utterances of a real talk resumed after a DTX
     /// pause (ColdStartSpeechTests: 5 loses one its first take had). 1: quiet frames are resting ones.
