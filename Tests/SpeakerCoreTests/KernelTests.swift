@@ -111,7 +111,7 @@ enum ScalarReference {
         }
     }
 
-    @Test(arguments: [0, 1, 7, 160])
+    @Test(arguments: [0, 1, 7, 8, 9, 16, 17, 24, 25, 160, 161])
     func differenceEnergyMatchesScalar(count: Int) {
         let x = KernelTests.noise(count, seed: 77)
         var reference: Float = 0

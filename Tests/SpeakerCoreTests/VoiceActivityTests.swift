@@ -92,6 +92,7 @@ import TestSupport
     static func frames(_ signal: [Float], interval: Int, mayRest: Bool) -> [(skipped: Bool, energyDBFS: Float)] {
         var configuration = VoiceActivityConfiguration()
         configuration.restingInterval = interval
+        configuration.quietRefresh = 1  // the resting rule alone
         let analyzer = SpectralAnalyzer(overSubtraction: 1)
         var state = SpectralState(configuration: configuration)
         return signal.withUnsafeBufferPointer { samples in
@@ -130,6 +131,7 @@ import TestSupport
         let noise = Synthesis.noise(seconds: 1, levelDBFS: -50, seed: 5)
         var configuration = VoiceActivityConfiguration()
         configuration.restingInterval = 2
+        configuration.quietRefresh = 1  // the resting rule alone
         let analyzer = SpectralAnalyzer(overSubtraction: 1)
         var even = SpectralState(configuration: configuration, phase: 0)
         var odd = SpectralState(configuration: configuration, phase: 1)
@@ -153,6 +155,7 @@ import TestSupport
     func utteranceIsFoundAndDatedAtEveryInterval(interval: Int) throws {
         var configuration = EngineConfiguration()
         configuration.vad.restingInterval = interval
+        configuration.vad.quietRefresh = 1
         var signal = VoiceActivityTests.background(6)
         Synthesis.add(Synthesis.voice(seconds: 2, f0: 140, levelDBFS: -26), into: &signal, at: 2)
         let speech = try EngineHarness.run([("a", signal)], configuration: configuration).speech("a")

@@ -20,19 +20,26 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
     /// follows a transient (a click, a knock). Default 6 dB.
     public var transientDrop: Float = 6
     /// Outside an utterance, a frame whose hop, through a first-difference filter, is within this many
-    /// dB of the stream's noise floor through the same filter is clearly quiet and skips the spectral
-    /// analysis (it carries no speech evidence). Default 3 dB; 0 analyses every frame.
+    /// dB of the stream's noise floor through the same filter is *quiet*: the first stage of the
+    /// analysis (`FrameCascade`) sends only every `quietRefresh`-th such frame to the spectral stage.
+    /// Default 3 dB; 0 turns the quiet test off.
     public var quietMargin: Float = 3
-    /// Of consecutive quiet frames, every this-many-th is still fully analysed so the noise floor
-    /// keeps learning. Default 1: every frame is analysed. 4 makes a meeting of mostly silent
-    /// listeners several times cheaper, for about 1 % of VAD F1 on the generated meetings.
-    public var quietRefresh: Int = 1
+    /// Of a stream's quiet frames (see `quietMargin`; also resting, see `restingInterval`), every
+    /// this-many-th is fully analysed, so the noise floor keeps learning; the frames between keep the
+    /// last analysis's spectral features with their own hop's energy. Default 3: on the bundled
+    /// meetings at 1,024 streams 13,819 → 13,149 instructions per stream-frame against 1, a stream of
+    /// steady noise 8,521 → 7,180; every evaluation set within 0.002 VAD F1 and 0.5 % floor accuracy
+    /// (docs/benchmarks.md, "The cascade"). 4–6 save more (6: 12,183 per stream-frame) with the
+    /// evaluation sets within 0.003 F1, but change the utterances of a real talk resumed after a DTX
+    /// pause (ColdStartSpeechTests: 5 loses one its first take had). 1: quiet frames are resting ones.
+    public var quietRefresh: Int = 3
     /// A resting stream — outside an utterance, its last analysed frame below `voicedSNR`, its hop at
     /// most 3 dB louder than that frame — is analysed only on every this-many-th frame (streams take
     /// turns, so a tick's work stays even); the frames between keep the last analysis's spectral
     /// features (no speech evidence in them) with their own hop's energy. Any other frame is
     /// analysed. Default 2: about 12 % fewer instructions on the bundled meetings, VAD and floor
-    /// accuracy unchanged on the dev and held-out sets; 3 and 4 cost VAD F1. 1 analyses every frame.
+    /// accuracy unchanged on the dev and held-out sets; 4 costs floor accuracy. 1 analyses every
+    /// resting frame that is not quiet. See `FrameCascade`; `analysis.cascade=false` analyses every frame.
     public var restingInterval: Int = 2
     /// Speech frames among the last `onsetWindow` hops that start an utterance. Default 3.
     public var onsetFrames: Int = 3

@@ -310,7 +310,8 @@ public final class Engine {
         channel.hasPending = false
         let features = channel.pending.withUnsafeBufferPointer { hop in
             analyzer.analyze(
-                hop: hop, state: &channel.spectral, mayRest: !channel.vad.speaking, configuration: configuration.vad)
+                hop: hop, state: &channel.spectral, mayRest: configuration.analysis.cascade && !channel.vad.speaking,
+                configuration: configuration.vad)
         }
         channel.features = features
         channel.context.update(features)

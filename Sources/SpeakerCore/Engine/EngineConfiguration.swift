@@ -6,6 +6,8 @@ import Foundation
 /// Encodes to and decodes from JSON with the same keys (`{"vad":{"hangover":0.3}}`); a partial
 /// document keeps the defaults for what it leaves out.
 public struct EngineConfiguration: Codable, Sendable, Equatable {
+    /// The per-frame analysis pipeline.
+    public var analysis = AnalysisConfiguration()
     /// Per-stream voice activity detection.
     public var vad = VoiceActivityConfiguration()
     /// Suppression of voices that leak into other participants' microphones.
@@ -26,6 +28,18 @@ public struct EngineConfiguration: Codable, Sendable, Equatable {
         try ConfigurationError.check(
             levelTimeConstant >= 0.01 && levelTimeConstant <= 10, "levelTimeConstant", "0.01…10 s")
     }
+}
+
+/// How each audio frame is analysed.
+public struct AnalysisConfiguration: Codable, Sendable, Equatable {
+    /// Run the cheap first stage (`FrameCascade`: the hop's time-domain energy against the noise
+    /// floor) on every frame and the spectral stage only on the frames it cannot decide: every frame
+    /// inside an utterance or with sound above the floor, every `vad.restingInterval`-th resting frame,
+    /// every `vad.quietRefresh`-th quiet one. Default true; false analyses every frame in full (for
+    /// comparison: the same decisions up to the carried frames, at the full cost).
+    public var cascade: Bool = true
+
+    public init() {}
 }
 
 /// Overrides from JSON documents and `key=value` settings.

@@ -58,13 +58,35 @@ public enum Kernels {
     /// - Complexity: O(n).
     @inlinable
     public static func differenceEnergy(_ x: UnsafeBufferPointer<Float>, previous: Float) -> Float {
-        guard let base = x.baseAddress, x.count > 0 else { return 0 }
-        var sum: Float = 0
-        var last = previous
-        for i in 0..<x.count {
-            let d = base[i] - last
+        let n = x.count
+        guard n > 0, let base = x.baseAddress else { return 0 }
+        let first = base[0] - previous
+        var sum = first * first
+        // Differences x[i] − x[i−1] for i ≥ 1, eight at a time from two overlapping unaligned loads,
+        // two accumulators; the scalar tail after.
+        let raw = UnsafeRawPointer(base)
+        var a0 = SIMD8<Float>(), a1 = SIMD8<Float>()
+        var i = 1
+        while i &+ 16 <= n {
+            let d0 = raw.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+                - raw.loadUnaligned(fromByteOffset: (i &- 1) &* 4, as: SIMD8<Float>.self)
+            let d1 = raw.loadUnaligned(fromByteOffset: (i &+ 8) &* 4, as: SIMD8<Float>.self)
+                - raw.loadUnaligned(fromByteOffset: (i &+ 7) &* 4, as: SIMD8<Float>.self)
+            a0 += d0 * d0
+            a1 += d1 * d1
+            i &+= 16
+        }
+        while i &+ 8 <= n {
+            let d0 = raw.loadUnaligned(fromByteOffset: i &* 4, as: SIMD8<Float>.self)
+                - raw.loadUnaligned(fromByteOffset: (i &- 1) &* 4, as: SIMD8<Float>.self)
+            a0 += d0 * d0
+            i &+= 8
+        }
+        sum += (a0 + a1).sum()
+        while i < n {
+            let d = base[i] - base[i &- 1]
             sum += d * d
-            last = base[i]
+            i &+= 1
         }
         return sum
     }

@@ -12,31 +12,35 @@ struct SpectralState {
     var oldestBandRow = 0
     /// Analysed frames between the two spectra whose difference is the flux.
     static let fluxSpan = 3
-    /// Band energies of the last analysed frame: the newest row of `bandHistory`.
-    var newestBandDB: SIMD16<Float> {
-        let row = (oldestBandRow + Self.fluxSpan - 1) % Self.fluxSpan
-        var bands = SIMD16<Float>()
-        for band in 0..<SpectralBands.count { bands[band] = bandHistory[row * SpectralBands.count + band] }
-        return bands
+    /// Repeats the newest band energies as this frame's (a frame the first stage carried), so that the
+    /// flux keeps measuring the rise over `fluxSpan` frames (30 ms), not over `fluxSpan` analyses.
+    mutating func repeatNewestBands() {
+        let count = SpectralBands.count
+        let newest = (oldestBandRow + Self.fluxSpan - 1) % Self.fluxSpan
+        bandHistory.withUnsafeMutableBufferPointer { rows in
+            let base = rows.baseAddress!
+            (base + oldestBandRow * count).update(from: base + newest * count, count: count)
+        }
+        oldestBandRow = (oldestBandRow + 1) % Self.fluxSpan
     }
+
+    /// Sums of squares of the two hops before the newest, oldest first (the window's energy is the
+    /// sum of the hops it holds and its oldest `windowTail` samples).
+    var previousHopEnergies: (Float, Float) = (0, 0)
+    /// Samples of the window older than its last three hops.
+    static let windowTail = AnalysisFormat.windowSize - 3 * AnalysisFormat.hopSize
+
     /// Hops seen, up to the number that fills the window.
     var hopsSeen = 0
-    /// Power of the noise estimate after a first-difference filter, at the last full analysis, dBFS:
-    /// comparable with a hop's first-difference energy.
-    var differencedNoiseDBFS: Float = Levels.floorDBFS
-    /// Speech-band excess of the last fully analysed frame without speech evidence, dBFS.
-    var quietExcessDB: Float = Levels.floorDBFS
-    /// Quiet frames in a row that skipped the spectral analysis.
-    var quietSkipped = 0
-    /// Counts resting frames; those that are not a multiple of `restingInterval` reuse `lastSpectral`.
-    var restingCount: Int
-    /// The spectral features of the last fully analysed frame.
-    var lastSpectral = FrameFeatures()
+    /// The first stage: which frames the spectral stage must analyse (see `FrameCascade`).
+    var cascade: FrameCascade
+    /// Frames carried by the first stage since the last analysis.
+    var quietSkipped: Int { cascade.skipped }
 
     /// - Parameter phase: where this stream starts in the cycle of `restingInterval` (streams given
     ///   different phases analyse their resting frames on different ticks).
     init(configuration: VoiceActivityConfiguration, phase: Int = 0) {
-        restingCount = phase
+        cascade = FrameCascade(phase: phase)
         history = [Float](repeating: 0, count: AnalysisFormat.windowSize)
         noise = NoiseTracker(
             binCount: AnalysisFormat.binCount,
@@ -97,14 +101,18 @@ final class SpectralAnalyzer {
         self.overSubtraction = overSubtraction
     }
 
-    /// Appends one hop to the stream's history and measures the frame.
+    /// Appends one hop to the stream's history and measures the frame, in two stages: the hop's
+    /// time-domain features (energy, level, zero crossings, the window's energy), then, if the first
+    /// stage (`state.cascade`, a `FrameCascade`) cannot decide the frame from them, the spectral stage.
     /// - Parameters:
     ///   - hop: `AnalysisFormat.hopSize` samples, full scale ±1.
     ///   - state: the stream's spectral memory, updated.
+    ///   - mayRest: the stream is not inside an utterance, so the first stage may carry the frame (keep
+    ///     the last analysis's spectral features); false: the spectral stage runs.
+    ///   - configuration: the cascade's intervals and the voicing thresholds.
     /// - Returns: the frame's features.
-    /// - Complexity: one 512-point real FFT, one 256-point inverse FFT, O(window) vector work.
-    /// - Parameter mayRest: the stream is not inside an utterance, so a clearly quiet frame may skip
-    ///   the spectral analysis (see `VoiceActivityConfiguration.quietMargin`).
+    /// - Complexity: a carried frame O(hop + window) vector work; an analysed one also one 512-point
+    ///   real FFT, O(bins) band and noise work and, on sounding frames, one 256-point inverse FFT.
     func analyze(
         hop: UnsafeBufferPointer<Float>, state: inout SpectralState, mayRest: Bool = false,
         configuration: VoiceActivityConfiguration = VoiceActivityConfiguration()
@@ -114,7 +122,8 @@ final class SpectralAnalyzer {
         var features = FrameFeatures()
 
         // Time domain: energy, level, zero crossings of the new hop.
-        let meanSquare = Kernels.sumOfSquares(hop) / Float(hopSize)
+        let hopEnergy = Kernels.sumOfSquares(hop)
+        let meanSquare = hopEnergy / Float(hopSize)
         features.meanSquare = meanSquare
         features.energyDBFS = Levels.dBFS(meanSquare: meanSquare)
         features.level = Levels.rfc6464Level(meanSquare: meanSquare)
@@ -126,8 +135,13 @@ final class SpectralAnalyzer {
             let base = history.baseAddress!
             base.update(from: base + hopSize, count: n - hopSize)
             (base + n - hopSize).update(from: hop.baseAddress!, count: hopSize)
-            features.windowEnergyDBFS = Levels.dBFS(meanSquare: Kernels.sumOfSquares(UnsafeBufferPointer(history)) / Float(n))
+            // The window's energy from the hops' sums: the oldest `windowTail` samples, then the last
+            // three hops (the window holds 32 + 3 × 160 samples).
+            let tail = Kernels.sumOfSquares(UnsafeBufferPointer(start: base, count: SpectralState.windowTail))
+            let energy = tail + state.previousHopEnergies.0 + state.previousHopEnergies.1 + hopEnergy
+            features.windowEnergyDBFS = Levels.dBFS(meanSquare: energy / Float(n))
         }
+        state.previousHopEnergies = (state.previousHopEnergies.1, hopEnergy)
         // Until the window holds real audio throughout, the spectrum would show the edge of the
         // zeros it started with: measure nothing spectral and teach the noise tracker nothing.
         let hopsToFill = (n + hopSize - 1) / hopSize
@@ -135,44 +149,23 @@ final class SpectralAnalyzer {
             state.hopsSeen += 1
             return features
         }
-        // A clearly quiet frame — outside an utterance, its first-difference energy (which stresses the
-        // speech band over rumble) within `quietMargin` of the noise floor's — carries no speech
-        // evidence: skip the transforms, except every `quietRefresh`-th such frame, which keeps the
-        // noise tracker learning.
-        if mayRest, state.quietSkipped + 1 < configuration.quietRefresh {
-            let previous = state.history[n - hopSize - 1]
-            let differenced = Levels.dBFS(meanSquare: Kernels.differenceEnergy(hop, previous: previous) / Float(hopSize))
-            if differenced < state.differencedNoiseDBFS + configuration.quietMargin {
-                state.quietSkipped += 1
-                features.bandEnergyDB = state.newestBandDB
-                // As the last analysed quiet frame, so that energy envelopes compared for leakage
-                // look the same whether a quiet frame was analysed or not.
-                features.speechBandExcessDB = state.quietExcessDB
-                return features
-            }
+        // The first stage: a frame the spectral stage need not see keeps its last analysis.
+        let previous = state.history[n - hopSize - 1]
+        if state.cascade.route(features, hop: hop, previous: previous, mayRest: mayRest, configuration: configuration)
+            == .carry
+        {
+            let carried = state.cascade.carried(features)
+            state.repeatNewestBands()
+            return carried
         }
-        // A resting stream — outside an utterance, its last analysed frame not sounding (below
-        // `voicedSNR`), its hop no louder than that frame's by more than 3 dB — is analysed only on
-        // every `restingInterval`-th frame; frames between keep the last analysis's spectral features
-        // (no speech evidence in them, by the test) with their own hop's energy.
-        if mayRest, configuration.restingInterval > 1 {
-            state.restingCount += 1
-            let last = state.lastSpectral
-            if state.restingCount % configuration.restingInterval != 0, last.segmentalSNR < configuration.voicedSNR,
-                features.energyDBFS <= last.energyDBFS + 3
-            {
-                state.quietSkipped += 1
-                var carried = state.lastSpectral
-                carried.energyDBFS = features.energyDBFS
-                carried.meanSquare = features.meanSquare
-                carried.level = features.level
-                carried.zeroCrossingRate = features.zeroCrossingRate
-                carried.windowEnergyDBFS = features.windowEnergyDBFS
-                return carried
-            }
-        }
-        let framesSinceAnalysis = state.quietSkipped + 1
-        state.quietSkipped = 0
+        return analyzeSpectrum(features, state: &state, configuration: configuration)
+    }
+
+    /// The second stage: the spectral features of the frame whose time-domain features are `features`.
+    private func analyzeSpectrum(
+        _ timeDomain: FrameFeatures, state: inout SpectralState, configuration: VoiceActivityConfiguration
+    ) -> FrameFeatures {
+        var features = timeDomain
         state.history.withUnsafeBufferPointer { history in
             window.withUnsafeBufferPointer { w in
                 Kernels.multiply(history, w, into: workspace.windowed.buffer)
@@ -211,7 +204,7 @@ final class SpectralAnalyzer {
                 totalPower += value
                 k += 1
             }
-            state.noise.update(power: UnsafeBufferPointer(p), frames: framesSinceAnalysis)
+            state.noise.update(power: UnsafeBufferPointer(p), frames: state.cascade.skipped + 1)
         }
         features.centroidHz = totalPower > 0 ? weightedSum / totalPower * AnalysisFormat.binSpacing : 0
 
@@ -278,7 +271,6 @@ final class SpectralAnalyzer {
             }
         }
         state.oldestBandRow = (state.oldestBandRow + 1) % SpectralState.fluxSpan
-        state.differencedNoiseDBFS = Levels.dBFS(meanSquare: noiseTotal)
         let count = Float(speech.count)
         features.speechBandExcessDB = Levels.dBFS(meanSquare: excess)
         features.segmentalSNR = clampedSum / count
@@ -289,10 +281,8 @@ final class SpectralAnalyzer {
         // can be voiced, nor counts for the sustained-sound test): skip its transform elsewhere.
         if features.segmentalSNR >= configuration.voicedSNR {
             (features.periodicity, features.pitchHz) = periodicity(noise: state.noise.noise)
-        } else {
-            state.quietExcessDB = features.speechBandExcessDB
         }
-        if configuration.restingInterval > 1 { state.lastSpectral = features }
+        state.cascade.analysed(features, differencedNoiseDBFS: Levels.dBFS(meanSquare: noiseTotal))
         return features
     }
 
