@@ -1,0 +1,118 @@
+import CallWebRTC
+import Foundation
+import SpeakerIO
+import Synchronization
+import Testing
+import TestSupport
+
+/// A real headless Chromium joins over WebRTC: its fake microphone plays a recording of speech; the
+/// server's `WebRTCPeer` receives its Opus RTP (with RFC 6464 levels) and sends a tone back.
+@Suite(.serialized)
+struct BrowserTests {
+    static let sox = ["/usr/bin/sox", "/usr/local/bin/sox"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// The speech the browser's microphone plays: Fixtures' alice.flac as 48 kHz 16-bit mono WAV.
+    static func speechWAV(in profile: BrowserProfile) throws -> String {
+        let output = profile.path("speech.wav")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try #require(sox))
+        process.arguments = [FixturePaths.file("meetings/m1-clean/alice.flac"), "-r", "48000", "-b", "16", "-c", "1", output]
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "sox failed")
+        return output
+    }
+
+    /// The extension id the answer gives the audio level, if any.
+    static func audioLevelID(in sdp: String) -> Int? {
+        for line in sdp.split(whereSeparator: \.isNewline) where line.hasPrefix("a=extmap:") && line.hasSuffix("urn:ietf:params:rtp-hdrext:ssrc-audio-level") {
+            return Int(line.dropFirst("a=extmap:".count).prefix(while: \.isNumber))
+        }
+        return nil
+    }
+
+    @Test(
+        "Chromium's microphone reaches the server as Opus RTP with audio levels, and the server's audio reaches Chromium",
+        .enabled(if: HeadlessChromium.executable != nil && sox != nil, "needs chromium and sox: bash tools/install-deps.sh"))
+    func browserRoundTrip() throws {
+        let profile = try BrowserProfile()
+        defer { profile.remove() }
+        let wav = try Self.speechWAV(in: profile)
+        var configuration = WebRTCConfiguration()
+        configuration.iceHost = "127.0.0.1"
+        let call = BrowserCall(configuration: configuration)
+        let url = try call.start()
+        defer { call.stop() }
+        let browser = try HeadlessChromium(extraArguments: [
+            "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream", "--use-file-for-fake-audio-capture=\(wav)",
+            "--autoplay-policy=no-user-gesture-required", "--disable-features=WebRtcHideLocalIpsWithMdns",
+        ])
+        defer { browser.close() }
+        let session = try browser.open(url)
+
+        // Receive: ≥ 100 packets (2 s of 20 ms packets) within a generous bound.
+        let received = Waiting.until(timeout: 40) { call.packetCount >= 100 || call.failure != nil }
+        let states = (try? browser.evaluate("JSON.stringify(window.states)", session: session)) ?? "?"
+        #expect(call.failure == nil, "\(call.failure ?? "")")
+        try #require(received && call.failure == nil, "only \(call.packetCount) packets; browser states \(states)")
+        let answer = try #require(call.answer)
+        #expect(answer.lowercased().contains("opus/48000/2"))
+        let levelID = try #require(Self.audioLevelID(in: answer), "the answer has no ssrc-audio-level extmap:\n\(answer)")
+
+        let decoder = try OpusPacketDecoder(sampleRate: 48000)
+        var output = [Float](repeating: 0, count: decoder.maximumPacketSamples)
+        var sumOfSquares = 0.0, samples = 0, withLevel = 0, loudest = UInt8(127)
+        for packet in call.packets {
+            try packet.withUnsafeBytes { bytes in
+                guard case .packet(let rtp) = RTPPacket.parse(bytes, audioLevelID: levelID) else {
+                    Issue.record("a packet from the browser does not parse as RTP")
+                    return
+                }
+                #expect(answer.lowercased().contains("a=rtpmap:\(rtp.payloadType) opus/48000/2"))
+                if let level = rtp.audioLevel {
+                    withLevel += 1
+                    loudest = min(loudest, level.level)
+                }
+                let count = try output.withUnsafeMutableBufferPointer { out in
+                    try decoder.decode(packet: UnsafeRawBufferPointer(rebasing: bytes[rtp.payload]), into: out)
+                }
+                for sample in output[..<count] { sumOfSquares += Double(sample * sample) }
+                samples += count
+            }
+        }
+        let rms = (sumOfSquares / Double(max(samples, 1))).squareRoot()
+        let packets = call.packets.count
+        print("webrtc: \(packets) packets, first \(String(format: "%.2f", call.offerToFirstPacket ?? -1)) s after the offer; "
+            + "decoded RMS \(String(format: "%.4f", rms)) (\(String(format: "%.1f", 20 * log10(max(rms, 1e-9)))) dBFS); "
+            + "\(withLevel) with a level, loudest -\(loudest) dBov")
+        #expect(samples >= 100 * 960)
+        #expect(rms > 0.01, "speech should be far above digital silence (RMS 0)")
+        #expect(withLevel == packets, "every packet should carry the audio level (id \(levelID))")
+        #expect(loudest < 50, "speech should give levels well above silence (127)")
+
+        // Send: 3 s of a 440 Hz tone, paced at 20 ms, with a foreign SSRC and sequence numbers that wrap.
+        try #require(Waiting.until(timeout: 20) { call.connected }, "the peer never reported connected")
+        let peer = try #require(call.peer)
+        let encoder = try OpusPacketEncoder(sampleRate: 48000, bitrate: 32000)
+        let frame = (0..<960).map { Float(0.3 * sin(2 * Double.pi * 440 * Double($0) / 48000)) }
+        let start = Date()
+        for index in 0..<150 {
+            let payload = try frame.withUnsafeBufferPointer { try encoder.encode($0) }
+            let sequence = UInt16(truncatingIfNeeded: 65500 + index), timestamp = UInt32(123_456 + 960 * index)
+            var packet: [UInt8] = [0x80, 96, UInt8(sequence >> 8), UInt8(truncatingIfNeeded: sequence)]
+            packet += withUnsafeBytes(of: timestamp.bigEndian, Array.init) + withUnsafeBytes(of: UInt32(0xDEAD_BEEF).bigEndian, Array.init)
+            peer.send(rtp: packet + payload)
+            let next = start.addingTimeInterval(0.02 * Double(index + 1)).timeIntervalSinceNow
+            if next > 0 { usleep(useconds_t(next * 1e6)) }  // pacing at the packet rate, not a wait for an event
+        }
+        var stats: BrowserCall.Stats?
+        let heard = Waiting.until(timeout: 20) {
+            call.requestStats()
+            _ = Waiting.until(timeout: 0.5) { call.stats != stats }
+            stats = call.stats
+            return (stats?.packetsReceived ?? 0) > 100 && (stats?.audioLevel ?? 0) > 0
+        }
+        print("webrtc: the browser reports \(stats?.packetsReceived ?? -1) packets received, audioLevel \(stats?.audioLevel ?? -1)")
+        #expect(heard, "browser stats: \(String(describing: stats))")
+    }
+}
