@@ -53,10 +53,10 @@ struct BrowserTests {
         let session = try browser.open(url)
 
         // Receive: ≥ 100 packets (2 s of 20 ms packets) within a generous bound.
-        let received = Waiting.until(timeout: 40) { call.packetCount >= 100 || call.failure != nil }
+        let enough = Waiting.until(timeout: 40) { call.packetCount >= 100 || call.failure != nil }
         let states = (try? browser.evaluate("JSON.stringify(window.states)", session: session)) ?? "?"
         #expect(call.failure == nil, "\(call.failure ?? "")")
-        try #require(received && call.failure == nil, "only \(call.packetCount) packets; browser states \(states)")
+        try #require(enough && call.failure == nil, "only \(call.packetCount) packets; browser states \(states)")
         let answer = try #require(call.answer)
         #expect(answer.lowercased().contains("opus/48000/2"))
         let levelID = try #require(Self.audioLevelID(in: answer), "the answer has no ssrc-audio-level extmap:\n\(answer)")
@@ -64,7 +64,8 @@ struct BrowserTests {
         let decoder = try OpusPacketDecoder(sampleRate: 48000)
         var output = [Float](repeating: 0, count: decoder.maximumPacketSamples)
         var sumOfSquares = 0.0, samples = 0, withLevel = 0, loudest = UInt8(127), loudestPacketRMS = 0.0
-        for packet in call.packets {
+        let received = call.packets  // one snapshot: packets keep coming
+        for packet in received {
             try packet.withUnsafeBytes { bytes in
                 guard case .packet(let rtp) = RTPPacket.parse(bytes, audioLevelID: levelID) else {
                     Issue.record("a packet from the browser does not parse as RTP")
@@ -85,7 +86,7 @@ struct BrowserTests {
             }
         }
         let rms = (sumOfSquares / Double(max(samples, 1))).squareRoot()
-        let packets = call.packets.count
+        let packets = received.count
         print("webrtc: \(packets) packets, first \(String(format: "%.2f", call.offerToFirstPacket ?? -1)) s after the offer; "
             + "decoded RMS \(String(format: "%.4f", rms)) (\(String(format: "%.1f", 20 * log10(max(rms, 1e-9)))) dBFS); "
             + "loudest packet \(String(format: "%.1f", 20 * log10(max(loudestPacketRMS, 1e-9)))) dBFS; "
