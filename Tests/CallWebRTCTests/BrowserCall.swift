@@ -52,6 +52,7 @@ final class BrowserCall: WebServerDelegate, Sendable {
     }
 
     var packets: [[UInt8]] { state.withLock { $0.packets } }
+    var url: String? { state.withLock { $0.server.map { "http://127.0.0.1:\($0.port)/" } } }
     var packetCount: Int { state.withLock { $0.packets.count } }
     var failure: String? { state.withLock { $0.failure } }
     var connected: Bool { state.withLock { $0.connected } }

@@ -23,6 +23,60 @@ struct BrowserTests {
         return output
     }
 
+    /// A signalling server and a Chromium whose microphone plays `speechWAV`; the caller opens the page.
+    static func startCall(profile: BrowserProfile) throws -> (BrowserCall, HeadlessChromium) {
+        let wav = try speechWAV(in: profile)
+        var configuration = WebRTCConfiguration()
+        configuration.iceHost = "127.0.0.1"
+        let call = BrowserCall(configuration: configuration)
+        _ = try call.start()
+        do {
+            let browser = try HeadlessChromium(extraArguments: [
+                "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream", "--use-file-for-fake-audio-capture=\(wav)",
+                "--autoplay-policy=no-user-gesture-required", "--disable-features=WebRtcHideLocalIpsWithMdns",
+            ])
+            return (call, browser)
+        } catch {
+            call.stop()
+            throw error
+        }
+    }
+
+    /// 20 ms Opus packets of a 440 Hz tone from a foreign source (SSRC 0xDEADBEEF, sequence numbers
+    /// that wrap, payload type 96), encoded ahead of time.
+    static func tonePackets(_ count: Int) throws -> [[UInt8]] {
+        let encoder = try OpusPacketEncoder(sampleRate: 48000, bitrate: 32000)
+        let frame = (0..<960).map { Float(0.3 * sin(2 * Double.pi * 440 * Double($0) / 48000)) }
+        return try (0..<count).map { index in
+            let payload = try frame.withUnsafeBufferPointer { try encoder.encode($0) }
+            let sequence = UInt16(truncatingIfNeeded: 65500 + index), timestamp = UInt32(123_456 + 960 * index)
+            var packet: [UInt8] = [0x80, 96, UInt8(sequence >> 8), UInt8(truncatingIfNeeded: sequence)]
+            packet += withUnsafeBytes(of: timestamp.bigEndian, Array.init) + withUnsafeBytes(of: UInt32(0xDEAD_BEEF).bigEndian, Array.init)
+            return packet + payload
+        }
+    }
+
+    /// Sends `packets` paced at 20 ms (pacing at the packet rate, not a wait for an event).
+    static func sendPaced(_ packets: [[UInt8]], to peer: WebRTCPeer) {
+        let start = Date()
+        for (index, packet) in packets.enumerated() {
+            peer.send(rtp: packet)
+            let next = start.addingTimeInterval(0.02 * Double(index + 1)).timeIntervalSinceNow
+            if next > 0 { usleep(useconds_t(next * 1e6)) }
+        }
+    }
+
+    /// User plus system CPU seconds of this process so far (`/proc/self/stat` fields 14 and 15).
+    static func processCPUSeconds() -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return 0 }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        // After the command name: field 3 is fields[0], so utime (14) is fields[11] and stime (15) fields[12].
+        let ticks = Double(fields[11])! + Double(fields[12])!
+        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// The extension id the answer gives the audio level, if any.
     static func audioLevelID(in sdp: String) -> Int? {
         for line in sdp.split(whereSeparator: \.isNewline) where line.hasPrefix("a=extmap:") && line.hasSuffix("urn:ietf:params:rtp-hdrext:ssrc-audio-level") {
@@ -39,18 +93,12 @@ struct BrowserTests {
         defer { PeerTests.threadCountLock.unlock() }
         let profile = try BrowserProfile()
         defer { profile.remove() }
-        let wav = try Self.speechWAV(in: profile)
-        var configuration = WebRTCConfiguration()
-        configuration.iceHost = "127.0.0.1"
-        let call = BrowserCall(configuration: configuration)
-        let url = try call.start()
-        defer { call.stop() }
-        let browser = try HeadlessChromium(extraArguments: [
-            "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream", "--use-file-for-fake-audio-capture=\(wav)",
-            "--autoplay-policy=no-user-gesture-required", "--disable-features=WebRtcHideLocalIpsWithMdns",
-        ])
-        defer { browser.close() }
-        let session = try browser.open(url)
+        let (call, browser) = try Self.startCall(profile: profile)
+        defer {
+            browser.close()
+            call.stop()
+        }
+        let session = try browser.open(try #require(call.url))
 
         // Receive: ≥ 100 packets (2 s of 20 ms packets) within a generous bound.
         let enough = Waiting.until(timeout: 40) { call.packetCount >= 100 || call.failure != nil }
@@ -104,18 +152,7 @@ struct BrowserTests {
         // Send: 3 s of a 440 Hz tone, paced at 20 ms, with a foreign SSRC and sequence numbers that wrap.
         try #require(Waiting.until(timeout: 20) { call.connected }, "the peer never reported connected")
         let peer = try #require(call.peer)
-        let encoder = try OpusPacketEncoder(sampleRate: 48000, bitrate: 32000)
-        let frame = (0..<960).map { Float(0.3 * sin(2 * Double.pi * 440 * Double($0) / 48000)) }
-        let start = Date()
-        for index in 0..<150 {
-            let payload = try frame.withUnsafeBufferPointer { try encoder.encode($0) }
-            let sequence = UInt16(truncatingIfNeeded: 65500 + index), timestamp = UInt32(123_456 + 960 * index)
-            var packet: [UInt8] = [0x80, 96, UInt8(sequence >> 8), UInt8(truncatingIfNeeded: sequence)]
-            packet += withUnsafeBytes(of: timestamp.bigEndian, Array.init) + withUnsafeBytes(of: UInt32(0xDEAD_BEEF).bigEndian, Array.init)
-            peer.send(rtp: packet + payload)
-            let next = start.addingTimeInterval(0.02 * Double(index + 1)).timeIntervalSinceNow
-            if next > 0 { usleep(useconds_t(next * 1e6)) }  // pacing at the packet rate, not a wait for an event
-        }
+        Self.sendPaced(try Self.tonePackets(150), to: peer)
         var stats: BrowserCall.Stats?
         let heard = Waiting.until(timeout: 20) {
             call.requestStats()
@@ -125,5 +162,37 @@ struct BrowserTests {
         }
         print("webrtc: the browser reports \(stats?.packetsReceived ?? -1) packets received, audioLevel \(stats?.audioLevel ?? -1)")
         #expect(heard, "browser stats: \(String(describing: stats))")
+    }
+
+    @Test(
+        "Measurement: CPU of one peer receiving and sending for 20 s, against 20 s without a peer",
+        .enabled(if: ProcessInfo.processInfo.environment["ACTIVESPEAKER_WEBRTC_MEASURE"] != nil, "set ACTIVESPEAKER_WEBRTC_MEASURE=1"),
+        .enabled(if: HeadlessChromium.executable != nil && sox != nil, "needs chromium and sox"))
+    func measureCPU() throws {
+        PeerTests.threadCountLock.lock()
+        defer { PeerTests.threadCountLock.unlock() }
+        let packets = try Self.tonePackets(1000)
+        var idle = Self.processCPUSeconds()
+        let idleStart = Date()
+        // 20 s without a peer: the same process, its servers idle (pacing, as in sendPaced).
+        while Date().timeIntervalSince(idleStart) < 20 { usleep(20_000) }
+        idle = Self.processCPUSeconds() - idle
+
+        let profile = try BrowserProfile()
+        defer { profile.remove() }
+        let (call, browser) = try Self.startCall(profile: profile)
+        defer {
+            browser.close()
+            call.stop()
+        }
+        _ = try browser.open(try #require(call.url))
+        try #require(Waiting.until(timeout: 40) { call.connected && call.packetCount > 0 }, "no connection")
+        let peer = try #require(call.peer)
+        let before = (cpu: Self.processCPUSeconds(), packets: call.packetCount)
+        Self.sendPaced(packets, to: peer)
+        let busy = Self.processCPUSeconds() - before.cpu
+        let received = call.packetCount - before.packets
+        print("webrtc: CPU over 20 s: no peer \(String(format: "%.2f", idle)) s; one peer receiving \(received) and sending 1000 packets "
+            + "\(String(format: "%.2f", busy)) s (\(String(format: "%.1f", 100 * (busy - idle) / 20)) % of one core for the peer)")
     }
 }
