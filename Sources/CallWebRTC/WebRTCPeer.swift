@@ -1,5 +1,6 @@
 import CGStreamer
 import Dispatch
+import Glibc
 import Synchronization
 
 /// One browser's WebRTC peer connection, terminated on the server by GStreamer's `webrtcbin`: ICE by
@@ -12,7 +13,7 @@ import Synchronization
 ///
 /// Callbacks run on GStreamer's threads (webrtcbin's task thread, libnice's thread, a streaming thread),
 /// one at a time per kind but not in one serial order across kinds; they must not block, and must not call
-/// `close()` (which waits for those threads). Every other method may be called from any thread.
+/// `close()` (which waits for those threads; a precondition stops it) or drop the last reference to the peer. Every other method may be called from any thread.
 public final class WebRTCPeer: Sendable {
     private let core: PeerCore
 
@@ -381,12 +382,13 @@ final class PeerCore: @unchecked Sendable {
             if failed { state.failureReported = true }
             return true
         }
-        if changed { callbacks.state(connected) }
+        if changed { CallbackThread.run { callbacks.state(connected) } }
     }
 
     // MARK: Closing
 
     func close() {
+        precondition(!CallbackThread.isCurrent, "WebRTCPeer.close() from one of its callbacks would wait for its own thread")
         let probes = state.withLock { state -> [(pad: GstPointer<GstPad>, id: UInt)]? in
             guard !state.closed else { return nil }
             state.closed = true
@@ -416,6 +418,25 @@ final class PeerCore: @unchecked Sendable {
 struct GstPointer<Pointee>: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<Pointee>
     init(_ pointer: UnsafeMutablePointer<Pointee>) { self.pointer = pointer }
+}
+
+/// Marks the threads running a peer's callbacks, so that `close()` from one (which would wait for that
+/// thread) stops with a clear message instead of hanging.
+enum CallbackThread {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    static func run<T>(_ body: () -> T) -> T {
+        let outer = pthread_getspecific(key)
+        pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
+        defer { pthread_setspecific(key, outer) }
+        return body()
+    }
+
+    static var isCurrent: Bool { pthread_getspecific(key) != nil }
 }
 
 final class PromiseWaiter: Sendable {
@@ -450,7 +471,8 @@ private let promiseChanged: GstPromiseChangeFunc = { _, data in
 
 private let onIceCandidate: cgst_ice_candidate_callback = { _, mline, candidate, data in
     guard let candidate else { return }
-    peer(data).callbacks.candidate(String(cString: candidate), Int(mline))
+    let callbacks = peer(data).callbacks
+    CallbackThread.run { callbacks.candidate(String(cString: candidate), Int(mline)) }
 }
 
 private let onPadAdded: cgst_pad_callback = { _, pad, data in
@@ -465,11 +487,13 @@ private let onConnectionState: cgst_notify_callback = { _, _, data in
 private let onBuffer: GstPadProbeCallback = { _, info, data in
     guard let info else { return GST_PAD_PROBE_OK }
     let callbacks = peer(data).callbacks
-    if let buffer = cgst_probe_buffer(info) {
-        callbacks.packet(bytes(of: buffer))
-    } else if let list = cgst_probe_buffer_list(info) {
-        for index in 0..<gst_buffer_list_length(list) {
-            if let buffer = gst_buffer_list_get(list, index) { callbacks.packet(bytes(of: buffer)) }
+    CallbackThread.run {
+        if let buffer = cgst_probe_buffer(info) {
+            callbacks.packet(bytes(of: buffer))
+        } else if let list = cgst_probe_buffer_list(info) {
+            for index in 0..<gst_buffer_list_length(list) {
+                if let buffer = gst_buffer_list_get(list, index) { callbacks.packet(bytes(of: buffer)) }
+            }
         }
     }
     return GST_PAD_PROBE_OK

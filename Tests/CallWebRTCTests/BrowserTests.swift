@@ -98,6 +98,7 @@ struct BrowserTests {
             browser.close()
             call.stop()
         }
+        let threadsBefore = PeerTests.threadCount
         let session = try browser.open(try #require(call.url))
 
         // Receive: ≥ 100 packets (2 s of 20 ms packets) within a generous bound.
@@ -160,6 +161,7 @@ struct BrowserTests {
             stats = call.stats
             return (stats?.packetsReceived ?? 0) > 100 && (stats?.audioLevel ?? 0) > 0
         }
+        print("webrtc: threads: \(threadsBefore) before the call, \(PeerTests.threadCount) with the connected peer sending")
         print("webrtc: the browser reports \(stats?.packetsReceived ?? -1) packets received, audioLevel \(stats?.audioLevel ?? -1)")
         #expect(heard, "browser stats: \(String(describing: stats))")
     }
