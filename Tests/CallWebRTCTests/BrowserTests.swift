@@ -87,6 +87,7 @@ struct BrowserTests {
 
     @Test(
         "Chromium's microphone reaches the server as Opus RTP with audio levels, and the server's audio reaches Chromium",
+        .enabled(if: GStreamerInstalled.webrtc, "needs GStreamer's webrtcbin and libnice: bash tools/install-deps.sh"),
         .enabled(if: HeadlessChromium.executable != nil && sox != nil, "needs chromium and sox: bash tools/install-deps.sh"))
     func browserRoundTrip() throws {
         PeerTests.threadCountLock.lock()

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// The peer without a browser: answers, refusals, closing, and threads released.
-@Suite(.serialized)
+@Suite(.serialized, .enabled(if: GStreamerInstalled.webrtc, "needs GStreamer's webrtcbin and libnice: bash tools/install-deps.sh"))
 struct PeerTests {
     static func loopback() -> WebRTCConfiguration {
         var configuration = WebRTCConfiguration()
@@ -126,6 +126,18 @@ struct PeerTests {
         second.send(rtp: [0x80, 111, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0xFC])  // not connected: dropped, never blocks
     }
 
+    @Test("A local address libnice cannot use is refused with .pipeline", arguments: ["not-an-address", "999.1.1.1"])
+    func badICEHost(host: String) {
+        var configuration = WebRTCConfiguration()
+        configuration.iceHost = host
+        #expect {
+            _ = try WebRTCPeer(configuration: configuration, onCandidate: { _, _ in }, onPacket: { _ in }, onState: { _ in })
+        } throws: { error in
+            guard case .pipeline(let why) = error as? WebRTCError else { return false }
+            return why.contains(host)
+        }
+    }
+
     @Test("20 peers answered and closed give their threads back")
     func threadsAreReleased() throws {
         Self.threadCountLock.lock()
@@ -152,4 +164,15 @@ struct PeerTests {
 /// The server candidates a peer reported.
 final class Candidates: Sendable {
     let list = Mutex<[String]>([])
+}
+
+enum GStreamerInstalled {
+    /// Whether a peer can be made here (GStreamer, webrtcbin, libnice, dtls, srtp installed).
+    static let webrtc: Bool = {
+        guard let peer = try? WebRTCPeer(configuration: WebRTCConfiguration(), onCandidate: { _, _ in }, onPacket: { _ in }, onState: { _ in }) else {
+            return false
+        }
+        peer.close()
+        return true
+    }()
 }
