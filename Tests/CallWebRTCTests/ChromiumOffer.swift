@@ -56,6 +56,13 @@ enum ChromiumOffer {
         .split(separator: "\n").filter { !$0.hasPrefix("a=rtpmap:111") && !$0.hasPrefix("a=fmtp:111") && !$0.hasPrefix("a=rtcp-fb:111") && !$0.hasPrefix("a=fmtp:63") }
         .joined(separator: "\n"))
 
+    /// `audio` with Opus as payload type 109 and the audio level as extension 5 (another browser's numbering).
+    static let renumbered = lines(audioText
+        .replacingOccurrences(of: "SAVPF 111 63", with: "SAVPF 109 63")
+        .replacingOccurrences(of: ":111 ", with: ":109 ")
+        .replacingOccurrences(of: "111/111", with: "109/109")
+        .replacingOccurrences(of: "a=extmap:1 urn:ietf:params:rtp-hdrext:ssrc-audio-level", with: "a=extmap:5 urn:ietf:params:rtp-hdrext:ssrc-audio-level"))
+
     /// `audio` without its DTLS fingerprint.
     static let withoutFingerprint = lines(audioText.split(separator: "\n").filter { !$0.hasPrefix("a=fingerprint") }.joined(separator: "\n"))
 

@@ -50,6 +50,16 @@ struct PeerTests {
         #expect(throws: WebRTCError.pipeline("answer(offer:) was called already")) { try peer.answer(offer: ChromiumOffer.audio) }
     }
 
+    @Test("The answer keeps the offer's Opus payload type and audio-level extension id")
+    func keepsTheOffersNumbers() throws {
+        let peer = try Self.peer()
+        defer { peer.close() }
+        let answer = try peer.answer(offer: ChromiumOffer.renumbered)
+        #expect(answer.contains("m=audio 9 UDP/TLS/RTP/SAVPF 109\r\n"), "\(answer)")
+        #expect(answer.contains("a=rtpmap:109 OPUS/48000/2"))
+        #expect(answer.contains("a=extmap:5 urn:ietf:params:rtp-hdrext:ssrc-audio-level"))
+    }
+
     @Test("Candidates that come before the offer are kept")
     func candidatesBeforeTheOffer() throws {
         let peer = try Self.peer()
