@@ -11,6 +11,8 @@ import PackageDescription
 /// (tokens via OpenSSL's libcrypto), SpeakerIO, SpeakerCore. See docs/call.md.
 /// Redis (a hiredis wrapper for the room server's multi-node mode, `serve --redis`) → CRedis; CallServer → Redis;
 /// nothing else imports CRedis.
+/// CallWebRTC (one browser's WebRTC peer connection on GStreamer's webrtcbin, docs/webrtc.md) → CGStreamer;
+/// nothing else imports CGStreamer, and CallWebRTC depends on no other call module.
 let package = Package(
     name: "ActiveSpeaker",
     products: [
@@ -31,6 +33,9 @@ let package = Package(
         .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CRedis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
+        .systemLibrary(
+            name: "CGStreamer", pkgConfig: "gstreamer-webrtc-1.0",
+            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev", "libgstreamer-plugins-bad1.0-dev"])]),
 
         // The analysis engine: frames, SIMD kernels, FFT features, VAD, dominant-speaker selection. No I/O.
         .target(name: "SpeakerCore", dependencies: ["CFFTW"]),
@@ -44,6 +49,8 @@ let package = Package(
         .target(name: "CallTransport", dependencies: ["CWebSockets"]),
         .target(name: "CallServer", dependencies: ["CallProtocol", "CallTransport", "Redis", "SpeakerCore", "SpeakerIO"]),
         .target(name: "CallClient", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO"]),
+        // One browser's WebRTC peer connection (ICE, DTLS-SRTP) on GStreamer's webrtcbin: Opus RTP in and out.
+        .target(name: "CallWebRTC", dependencies: ["CGStreamer"]),
         // A small synchronous Redis client over hiredis: commands, pipelines, a subscriber thread.
         .target(name: "Redis", dependencies: ["CRedis"]),
         // The command-line tool.
@@ -63,6 +70,7 @@ let package = Package(
         .testTarget(name: "CallProtocolTests", dependencies: ["CallProtocol", "TestSupport"]),
         .testTarget(name: "CallTransportTests", dependencies: ["CallTransport", "TestSupport"]),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "TestSupport"]),
+        .testTarget(name: "CallWebRTCTests", dependencies: ["CallWebRTC", "CallTransport", "SpeakerIO", "TestSupport"]),
         .testTarget(name: "CallTests", dependencies: ["CallServer", "CallClient", "CallProtocol", "CallTransport", "Redis", "SpeakerIO", "SpeakerEval", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

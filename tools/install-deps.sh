@@ -26,6 +26,11 @@ packages=(
   python3-prometheus-client  # parses GET /metrics in the metrics test
   libhiredis-dev   # Redis client of the multi-node mode (serve --redis)
   redis-server     # the Redis of the multi-node tests (started by each test on a free port)
+  libgstreamer1.0-dev               # GStreamer core (CallWebRTC's webrtcbin pipeline)
+  libgstreamer-plugins-base1.0-dev  # appsrc (gstreamer-app-1.0), SDP messages (gstreamer-sdp-1.0)
+  libgstreamer-plugins-bad1.0-dev   # the WebRTC library (gstreamer-webrtc-1.0)
+  gstreamer1.0-plugins-bad  # webrtcbin, DTLS and SRTP elements
+  gstreamer1.0-nice         # libnice's ICE for webrtcbin
 )
 
 missing=()
