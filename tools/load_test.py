@@ -27,6 +27,7 @@ other client must notice nothing (no `reconnecting`) and see its room's sequence
 
 Usage: tools/load_test.py [--rooms 10] [--clients 5] [--seconds 180] [--slot 4] [--nodes 1]
                           [--kill-after SECONDS] [--binary .build/release/activespeaker] [--json FILE]
+                          [--config KEY=VALUE ...] [--record DIR]
 Loopback only; needs espeak-ng and sox (tools/install-deps.sh), and redis-server for --nodes.
 """
 import argparse, json, os, signal, socket, subprocess, sys, tempfile, time, urllib.request
@@ -117,6 +118,9 @@ def main():
     parser.add_argument("--kill-after", type=float, default=None,
                         help="with --nodes: kill -9 the node hosting the most rooms this many seconds in")
     parser.add_argument("--json")
+    parser.add_argument("--record", metavar="DIR", help="serve --record DIR: each room as the engine heard it")
+    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                        help="engine setting passed to every serve node (repeatable), e.g. vad.resumeGate=false")
     parser.add_argument("--min-turns", type=int, default=None,
                         help="turns each room must name (default: half the slots, at least 2)")
     options = parser.parse_args()
@@ -148,7 +152,9 @@ def main():
                  "--max-participants", str(options.clients + 1),
                  # every client connects from 127.0.0.1: lift the per-address limit above their number
                  "--max-connections-per-address", str(max(64, options.rooms * options.clients + 16))]
-                + (cluster + ["--node-id", f"n{node + 1}"] if cluster else []),
+                + (cluster + ["--node-id", f"n{node + 1}"] if cluster else [])
+                + [argument for setting in options.config for argument in ("--config", setting)]
+                + (["--record", os.path.join(options.record, f"n{node + 1}")] if options.record else []),
                 stdout=server_out, stderr=subprocess.DEVNULL))
             port = wait_for_port(server_out, time.time() + 20)
             if port is None:

@@ -142,6 +142,88 @@ import TestSupport
         #expect(events.contains(#""type":"speaker-changed""#) && events.contains(#""type":"participant-joined""#))
     }
 
+    /// Real recordings with their room noise (Fixtures/meetings/m1-clean) in a recorded call: each
+    /// stream starts after the digital silence before its client's first packet, and the room's noise
+    /// starting is not speech (issue 13: without the engine's resume gate each stream "speaks" for about
+    /// 50 ms as it starts). The server names the speakers `detect` names on the same files, in the same
+    /// order. `resumeGate: false` (the engine before the fix) shows that the test can fail.
+    @Test(arguments: [true, false])
+    func aCallOfRealRecordingsNamesWhomDetectNames(resumeGate: Bool) async throws {
+        let names = ["alice", "bob", "carol"]
+        let paths = names.map { FixturePaths.file("meetings/m1-clean/\($0).flac") }
+        let streams = try loadStreams(paths: paths)
+        let replay = try RoomReplay(streams: zip(names, streams).map { ReplayStream(id: $0, samples: $1.samples) })
+        while !replay.isAtEnd { replay.tick() }
+        replay.finish()
+        var expected: [String] = []
+        replay.consumeEvents { event in
+            if case .dominant(let stream?, _) = event, expected.last != names[stream] { expected.append(names[stream]) }
+        }
+        #expect(expected.first == "bob", "detect: \(expected)")
+
+        let recordings = FileManager.default.temporaryDirectory.appendingPathComponent("call-recording-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: recordings) }
+        var configuration = RoomServerConfiguration()
+        configuration.port = 0
+        configuration.secret = CallTestServer.secret
+        configuration.rooms = ["room"]
+        configuration.recordingDirectory = recordings
+        configuration.engine.vad.resumeGate = resumeGate
+        let server = try RoomServer(configuration: configuration)
+        server.start()
+        defer { server.stop() }
+        var meetings: [Meeting] = []
+        var logs: [SpeakerLog] = []
+        for (name, path) in zip(names, paths) {
+            let track = CustomMicrophoneTrack(source: try FileMicrophone(path: path), label: name)
+            let meeting = Self.meeting(server, name, track: track)
+            let log = SpeakerLog()
+            meeting.addEventListener(log)
+            meetings.append(meeting)
+            logs.append(log)
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for meeting in meetings { group.addTask { try await meeting.join() } }
+            try await group.waitForAll()
+        }
+        let last = try #require(expected.last)
+        for (meeting, log) in zip(meetings, logs) {
+            #expect(await log.waitUntilOver(after: last), "\(meeting.localParticipant?.id ?? "?"): \(log.changes.withLock { $0 })")
+        }
+        if resumeGate {
+            for (meeting, log) in zip(meetings, logs) {
+                #expect(log.sequence == expected, "\(meeting.localParticipant?.id ?? "?"): \(log.changes.withLock { $0 }); detect: \(expected)")
+            }
+        }
+        for meeting in meetings { meeting.leave() }
+        server.stop()
+
+        // Speech in each stream's first second (bob's first words are 1.24 s into his file, the others'
+        // later): the room's noise starting, taken for speech.
+        let folder = recordings + "/room"
+        let speech = try RTTM.parse(String(contentsOfFile: folder + "/speech.rttm", encoding: .utf8))
+        let events = try String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8)
+        var opened: Double?
+        var joined: [String: Double] = [:]
+        for line in events.split(separator: "\n") {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let type = object["type"] as? String, let time = object["serverTime"] as? Double
+            else { continue }
+            if type == "room-opened" { opened = opened ?? time }
+            if type == "participant-joined", let name = object["participant"] as? String { joined[name] = joined[name] ?? time }
+        }
+        let roomOpened = try #require(opened, "\(events)")
+        let early = names.flatMap { name -> [String] in
+            guard let start = joined[name].map({ $0 - roomOpened }) else { return ["\(name) never joined"] }
+            return speech.filter { $0.speaker == name && $0.start < start + 1 }.map { "\(name) \($0.start)–\($0.end) s (joined \(start) s)" }
+        }
+        if resumeGate {
+            #expect(early.isEmpty, "speech as the streams start: \(early)")
+        } else {
+            #expect(!early.isEmpty, "the defect did not show: \(speech)")
+        }
+    }
+
     @Test func rtpFromUnboundSourcesIsDroppedAndNotForwarded() async throws {
         let server = try CallTestServer.server()
         defer { server.stop() }

@@ -34,17 +34,15 @@ import TestSupport
         let plain = try #require(try Self.firstOnset(bob))
         let delayed = try #require(try Self.firstOnset(Synthesis.digitalSilence(seconds: 2, dithered: dithered) + bob))
         let late = delayed - (plain + 2)
-        // Known issue (issue 13): after dithered silence his room noise starting is taken for speech
-        // (2.02 s, 1.2 s early); after zeros he is found 0.33 s late.
-        withKnownIssue("issue 13: the room's noise after digital silence is taken for speech") {
-            #expect(late >= -0.05, "first speech at \(delayed) s, \(plain + 2) s expected")
-        } when: { dithered }
+        // Without the resume gate (issue 13): after dithered silence his room noise starting was taken
+        // for speech (2.02 s, 1.2 s early); after zeros he was found 0.33 s late.
+        #expect(late >= -0.05, "first speech at \(delayed) s, \(plain + 2) s expected")
         #expect(late <= 0.4, "first speech at \(delayed) s, \(plain + 2) s expected")
     }
 
     /// A DTX pause (1 s of dithered digital silence) between two takes of the same talk: the second take is found
-    /// as the first was (its first onset 0.32 s later than alone, measured). Known issue (issue 13): his
-    /// room noise resuming after the pause starts an utterance (at 26.02 s).
+    /// as the first was (its first onset 0.32 s later than alone, measured), and his room noise resuming
+    /// after the pause starts no utterance (it did at 26.02 s before the resume gate, issue 13).
     @Test func speechAfterADTXPauseIsFoundAsBefore() throws {
         let bob = try Self.bob()
         let plain = try Self.onsets(bob)
@@ -52,9 +50,7 @@ import TestSupport
         let twice = try Self.onsets(bob + pause + bob)
         let offset = Double(bob.count) / 16000 + 1
         let resumed = twice.filter { $0 >= offset - 0.5 && $0 < offset + plain[0] - 0.5 }
-        withKnownIssue("issue 13: noise resuming after digital silence is taken for speech") {
-            #expect(resumed.isEmpty, "an utterance as the room resumes: \(resumed)")
-        }
+        #expect(resumed.isEmpty, "an utterance as the room resumes: \(resumed)")
         let second = twice.filter { $0 >= offset + plain[0] - 0.5 }
         try #require(!plain.isEmpty && second.count == plain.count, "once: \(plain); twice: \(twice)")
         for (index, (alone, again)) in zip(plain, second).enumerated() {

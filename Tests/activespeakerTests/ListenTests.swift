@@ -69,6 +69,59 @@ struct ListenTests {
         #expect((stats["packets"] as? Int ?? 0) > 3 * 400, "three 9.5 s streams of 20 ms packets")
     }
 
+    /// A new RTP stream starts after the digital silence before its first packet (issue 13): the room's
+    /// noise starting is not speech, and a talker is found where `detect` finds him in the same file.
+    /// Before the engine's resume gate, pink and brown noise "spoke" within 0.1 s of their first packet.
+    /// `config`: nil runs the defaults; the gate switched off shows that the test can fail.
+    @Test(
+        .enabled(if: LiveRunner.canRun(needing: "gst-launch-1.0", "ffmpeg"), "needs gst-launch-1.0 and ffmpeg: bash tools/install-deps.sh"),
+        arguments: [nil, "vad.resumeGate=false"] as [String?])
+    func aNewStreamsNoiseIsNotSpeech(config: String?) throws {
+        try #require(LiveRunner.has("gst-launch-1.0") && LiveRunner.has("ffmpeg"), "run tools/install-deps.sh")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let pink = directory.path("pink.wav"), brown = directory.path("brown.wav")
+        try TestAudio.writeWAV([Synthesis.colouredNoise(.pink, seconds: 5, levelDBFS: -45, seed: 31)], to: pink)
+        try TestAudio.writeWAV([Synthesis.colouredNoise(.brown, seconds: 5, levelDBFS: -35, seed: 32)], to: brown)
+        // Room noise, his first words at 1.24 s: the first 5 s.
+        let bob = directory.path("bob.wav")
+        let trim = try LiveRunner.Helper("sox", [FixturePaths.file("meetings/m1-clean/bob.flac"), bob, "trim", "0", "5"])
+        try #require(trim.wait(timeout: 20) == 0)
+        let listen = try LiveRunner.Running(
+            ["listen", "--udp", "127.0.0.1:0", "--duration", "9", "--jitter", "200",
+             "--ssrc", "pink=0x2001", "--ssrc", "brown=0x2002", "--ssrc", "pinkff=0x2003", "--ssrc", "bob=0x2004"]
+                + (config.map { ["--config", $0] } ?? []))
+        let port = try #require(listen.receivingAddresses().first.map(Self.port), "\(listen.stderr)")
+        let senders = [
+            try Self.sender("rtp_send_gstreamer.sh", [pink, "127.0.0.1", port, "0x2001"]),
+            try Self.sender("rtp_send_gstreamer.sh", [brown, "127.0.0.1", port, "0x2002"]),
+            try Self.sender("rtp_send_ffmpeg.sh", [pink, "127.0.0.1", port, "0x2003"]),
+            try Self.sender("rtp_send_gstreamer.sh", [bob, "127.0.0.1", port, "0x2004"]),
+        ]
+        for sender in senders { #expect(sender.wait(timeout: 40) == 0) }
+        let result = try listen.finish(timeout: 20)
+        #expect(result.status == 0, "\(result.stderr)")
+        let output = try LiveOutputLines(result.lines)
+        let added = Dictionary(output.stream.compactMap { line in
+            (line["stream"] as? String).flatMap { name in (line["t"] as? Double).map { (name, $0) } }
+        }, uniquingKeysWith: min)
+        let starts = Dictionary(grouping: output.events.speechSegments, by: \.speaker).mapValues { $0.map(\.start).min()! }
+        // Bob is found in the file as `detect` finds him (1.22 s), after his stream's first packet.
+        let bobAdded = try #require(added["bob"], "\(result.stdout)")
+        let bobStart = try #require(starts["bob"], "bob never spoke: \(result.stdout)")
+        if config == nil {
+            for noise in ["pink", "brown", "pinkff"] {
+                #expect(added[noise] != nil, "\(noise) never arrived: \(result.stdout)")
+                #expect(starts[noise] == nil, "\(noise) speaks \((starts[noise] ?? 0) - (added[noise] ?? 0)) s after its first packet")
+            }
+            #expect(bobStart - bobAdded > 1.1 && bobStart - bobAdded < 2.2, "bob from \(bobStart - bobAdded) s after his first packet")
+        } else {
+            // The defect without the gate: some noise, or bob's room noise, speaks at once.
+            let early = ["pink", "brown", "pinkff"].contains { starts[$0] != nil } || bobStart - bobAdded < 1.1
+            #expect(early, "\(result.stdout)")
+        }
+    }
+
     @Test(.enabled(if: LiveRunner.canRun(needing: "gst-launch-1.0"), "needs gst-launch-1.0: bash tools/install-deps.sh"))
     func levelModeCopesWithGStreamersSilenceLevel() throws {
         try #require(LiveRunner.has("gst-launch-1.0"), "run tools/install-deps.sh")

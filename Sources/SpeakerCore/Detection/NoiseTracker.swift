@@ -51,6 +51,20 @@ struct NoiseTracker {
             subwindowCount: subwindowCount, bias: bias, minimumPower: minimumPower)
     }
 
+    /// Forgets the minima of the past (a silence the stream has left): the estimate becomes the
+    /// current smoothed spectrum times the bias, and learns from the frames that follow.
+    mutating func forgetPast() {
+        guard started else { return }
+        for k in 0..<binCount {
+            currentMinimum[k] = smoothed[k]
+            pastMinimum[k] = .greatestFiniteMagnitude
+            let estimate = smoothed[k] * bias
+            noise[k] = estimate > minimumPower ? estimate : minimumPower
+        }
+        for i in pastMinima.indices { pastMinima[i] = .greatestFiniteMagnitude }
+        framesInSubwindow = 0
+    }
+
     /// Takes one frame's power spectrum and updates the noise estimate. Real-time safe.
     /// - Parameter frames: hops since the previous update (more than 1 when quiet frames were skipped),
     ///   so that the minimum-statistics window keeps its length in time.

@@ -41,6 +41,11 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
     /// accuracy unchanged on the dev and held-out sets; 4 costs floor accuracy. 1 analyses every
     /// resting frame that is not quiet. See `FrameCascade`; `analysis.cascade=false` analyses every frame.
     public var restingInterval: Int = 2
+    /// Judge a sound that follows digital silence (a stream's start, an unmute, a DTX pause, a packet
+    /// gap) before its frames may be speech evidence: a steady sound (the room's noise coming back) is
+    /// taken as the new noise floor instead of being judged against the silence's floor (`ResumeGate`).
+    /// Default true; false judges such a sound at once against the floor learnt on the silence.
+    public var resumeGate: Bool = true
     /// Speech frames among the last `onsetWindow` hops that start an utterance. Default 3.
     public var onsetFrames: Int = 3
     /// Hops examined for an onset. Default 5 (50 ms).

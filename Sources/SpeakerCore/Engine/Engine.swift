@@ -315,6 +315,7 @@ public final class Engine {
         }
         channel.features = features
         channel.context.update(features)
+        let held = configuration.vad.resumeGate && resumeGateHolds(channel, features)
         let tonal = channel.tone.update(features, configuration: configuration.vad)
         // The classifier judges sounding frames only (no other frame can be speech evidence), once the
         // stream has sounded for a moment.
@@ -330,11 +331,31 @@ public final class Engine {
                 || (channel.classes.speech >= configuration.vad.speechProbability
                     && (configuration.vad.musicVeto >= 1 || channel.musicAverage < configuration.vad.musicVeto))
         }
-        channel.voiced = !tonal && speechLike && VoiceActivityDetector.isVoiced(features, configuration.vad)
-        channel.continues = !tonal && speechLike && VoiceActivityDetector.continuesSpeech(features, configuration.vad)
+        let evidenceAllowed = !held && !tonal && speechLike
+        channel.voiced = evidenceAllowed && VoiceActivityDetector.isVoiced(features, configuration.vad)
+        channel.continues = evidenceAllowed && VoiceActivityDetector.continuesSpeech(features, configuration.vad)
         channel.leak = false
         channel.envelope.append(features.speechBandExcessDB)
         channel.smoothedMeanSquare = levelSmoothing * channel.smoothedMeanSquare + (1 - levelSmoothing) * features.meanSquare
+    }
+
+    /// Steps the stream's `ResumeGate` on its analysed hop; true when the frame may not be speech
+    /// evidence. A sound found steady after silence becomes the noise floor.
+    private func resumeGateHolds(_ channel: StreamChannel, _ features: FrameFeatures) -> Bool {
+        let step = channel.resume.step(energyDBFS: features.energyDBFS, speaking: channel.vad.speaking) {
+            // The hop is the newest in the history; the sample before it ends the previous hop.
+            let previous = channel.spectral.history[AnalysisFormat.windowSize - AnalysisFormat.hopSize - 1]
+            return channel.pending.withUnsafeBufferPointer { hop in
+                Levels.dBFS(meanSquare: Kernels.differenceEnergy(hop, previous: previous) / Float(hop.count))
+            }
+        }
+        switch step {
+        case .open: return false
+        case .hold: return true
+        case .steady:
+            channel.spectral.noise.forgetPast()
+            return true
+        }
     }
 
     /// A level stream's frame: its level against its tracked floor (or its V flag) is its evidence.

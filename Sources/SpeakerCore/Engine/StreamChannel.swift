@@ -11,6 +11,8 @@ final class StreamChannel {
     @exclusivity(unchecked) var vad = VoiceActivityDetector()
     @exclusivity(unchecked) var envelope = EnergyEnvelope()
     @exclusivity(unchecked) var tone = SustainedToneDetector()
+    /// Watches sound that follows digital silence (see `ResumeGate`).
+    @exclusivity(unchecked) var resume = ResumeGate()
     /// The recent past summarised for the sound classifier.
     @exclusivity(unchecked) var context = SoundContext()
     /// The classifier's last answer, and the sounding frames left until it is asked again.
