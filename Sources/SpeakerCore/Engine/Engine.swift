@@ -30,11 +30,23 @@ public final class Engine {
     public var time: Double { Double(ticks) * AnalysisFormat.hopDuration }
     /// Threads that share the work of a tick (the calling thread is one of them).
     public let workers: Int
+    /// Streams that exist now.
+    public var streamCount: Int { streamSlots.inUse }
+    /// Slots the stream arrays hold: the most streams that existed at once.
+    public var streamCapacity: Int { streamSlots.capacity }
+    /// Rooms that exist now.
+    public var roomCount: Int { roomSlots.inUse }
 
     // Unchecked exclusivity: read on every frame by the workers, changed only between ticks (see
     // `StreamChannel`).
     @exclusivity(unchecked) private var channels: [StreamChannel?] = []
     @exclusivity(unchecked) private var rooms: [RoomState?] = []
+    /// Slots of removed streams and rooms, reused by the next ones (last freed, first reused), so a
+    /// server that sees millions of joins over weeks keeps arrays as long as its busiest moment.
+    private var streamSlots = SlotAllocator()
+    private var roomSlots = SlotAllocator()
+    /// Debug builds: stops on a call while another thread is inside the engine.
+    let confinement = ConfinementCheck()
     /// One shard per worker: the rooms it owns, its FFT scratch and its events.
     private let shards: [Shard]
     private var threads: [WorkerThread] = []
@@ -91,24 +103,32 @@ public final class Engine {
     /// Adds an empty room, owned by the worker with the fewest rooms.
     /// - Parameter policy: the room's dominant-speaker policy; nil takes `configuration.selection.policy`.
     public func addRoom(name: String, policy: FloorPolicyKind? = nil) -> RoomID {
-        let index = rooms.count
+        confinement.enter("addRoom")
+        defer { confinement.leave() }
+        let (index, generation) = roomSlots.take()
+        let id = RoomID(rawValue: index, generation: generation)
         let shard = shards.min { $0.rooms.count < $1.rooms.count }!
         let kind = policy ?? configuration.selection.policy
-        rooms.append(RoomState(name: name, index: index, policy: kind.make(configuration.selection), shard: shard))
+        let state = RoomState(name: name, id: id, policy: kind.make(configuration.selection), shard: shard)
+        if index == rooms.count { rooms.append(state) } else { rooms[index] = state }
         shard.rooms.append(index)
-        return RoomID(rawValue: index)
+        return id
     }
 
     /// Adds a stream to a room. It starts silent, with nothing learnt of its noise.
     /// - Precondition: the room exists.
     public func addStream(name: String, room: RoomID) -> StreamID {
+        confinement.enter("addStream")
+        defer { confinement.leave() }
         let state = roomState(room)
-        channels.append(StreamChannel(name: name, room: room.rawValue, index: channels.count, configuration: configuration))
-        let index = channels.count - 1
+        let (index, generation) = streamSlots.take()
+        let id = StreamID(rawValue: index, generation: generation)
+        let channel = StreamChannel(name: name, id: id, room: room.rawValue, configuration: configuration)
+        if index == channels.count { channels.append(channel) } else { channels[index] = channel }
         state.members.append(index)
         state.sizeScratch()
         state.shard.events.reserveCapacity(2 * state.shard.rooms.reduce(0) { $0 + rooms[$1]!.members.count } + 16)
-        return StreamID(rawValue: index)
+        return id
     }
 
     /// Adds a stream that carries RFC 6464 audio levels instead of audio, for a server that does not
@@ -129,6 +149,8 @@ public final class Engine {
     /// - Returns: the stream's final talk statistics.
     @discardableResult
     public func removeStream(_ stream: StreamID) -> TalkStatistics {
+        confinement.enter("removeStream")
+        defer { confinement.leave() }
         let channel = channel(stream)
         let room = rooms[channel.room]!
         if case .ended(let last) = channel.vad.stop() {
@@ -137,18 +159,22 @@ public final class Engine {
         room.members.removeAll { $0 == stream.rawValue }
         room.sizeScratch()
         if room.floor.remove(stream.rawValue) {
-            room.shard.events.append(.dominant(room: RoomID(rawValue: channel.room), stream: nil, time: time))
+            room.shard.events.append(.dominant(room: room.id, stream: nil, time: time))
         }
         channels[stream.rawValue] = nil
+        streamSlots.free(stream.rawValue)
         return channel.statistics
     }
 
     /// Removes a room and all its streams.
     public func removeRoom(_ room: RoomID) {
+        confinement.enter("removeRoom")
+        defer { confinement.leave() }
         let state = roomState(room)
-        for member in state.members { removeStream(StreamID(rawValue: member)) }
+        for member in state.members { removeStream(channels[member]!.id) }
         state.shard.rooms.removeAll { $0 == room.rawValue }
         rooms[room.rawValue] = nil
+        roomSlots.free(room.rawValue)
     }
 
     /// The name the stream was added with.
@@ -158,13 +184,15 @@ public final class Engine {
     public func name(of room: RoomID) -> String { roomState(room).name }
 
     /// The streams of a room, in the order they were added.
-    public func streams(in room: RoomID) -> [StreamID] { roomState(room).members.map(StreamID.init) }
+    public func streams(in room: RoomID) -> [StreamID] { roomState(room).members.map { channels[$0]!.id } }
 
     // MARK: Audio in, decisions out
 
     /// Gives a stream its hop for the next tick: `AnalysisFormat.hopSize` samples at 16 kHz, ±1.
     /// A second submit before the tick replaces the first. Real-time safe.
     public func submit(_ hop: UnsafeBufferPointer<Float>, to stream: StreamID) {
+        confinement.enter("submit")
+        defer { confinement.leave() }
         precondition(hop.count == AnalysisFormat.hopSize, "a hop is \(AnalysisFormat.hopSize) samples")
         let channel = channel(stream)
         channel.pending.withUnsafeMutableBufferPointer { pending in
@@ -180,6 +208,8 @@ public final class Engine {
     ///   - voiceActivity: the RFC 6464 V flag, when the sender sets it; nil when it does not.
     /// - Precondition: the stream was added with `addLevelStream(name:room:)`.
     public func submitLevel(_ level: UInt8, voiceActivity: Bool? = nil, to stream: StreamID) {
+        confinement.enter("submitLevel")
+        defer { confinement.leave() }
         let channel = channel(stream)
         precondition(channel.carriesLevels, "\(stream) carries audio, not levels")
         channel.pendingLevel = min(level, 127)
@@ -191,6 +221,8 @@ public final class Engine {
     /// - Complexity: per stream one 512-point and one 256-point FFT; per room O(speakers²) for leakage;
     ///   shared among `workers` threads by rooms.
     public func tick() {
+        confinement.enter("tick")
+        defer { confinement.leave() }
         var index = 0
         while index < threads.count {
             threads[index].run()
@@ -209,6 +241,8 @@ public final class Engine {
     /// same time keep the order they were made in within a room (speech events, then the floor).
     /// Real-time safe.
     public func consumeEvents(_ body: (EngineEvent) throws -> Void) rethrows {
+        confinement.enter("consumeEvents")
+        defer { confinement.leave() }
         defer {
             var index = 0
             while index < shards.count {
@@ -250,7 +284,7 @@ public final class Engine {
 
     /// The room's dominant speaker, or nil for nobody.
     public func dominantSpeaker(in room: RoomID) -> StreamID? {
-        roomState(room).floor.holder.map(StreamID.init)
+        roomState(room).floor.holder.map { channels[$0]!.id }
     }
 
     /// True while the stream is inside an utterance.
@@ -278,7 +312,7 @@ public final class Engine {
         roomState(room).members
             .compactMap { index -> ActiveSpeaker? in
                 let channel = channels[index]!
-                return channel.vad.speaking ? ActiveSpeaker(stream: StreamID(rawValue: index), level: channel.level) : nil
+                return channel.vad.speaking ? ActiveSpeaker(stream: channel.id, level: channel.level) : nil
             }
             .sorted { $0.level > $1.level }
     }
@@ -485,7 +519,7 @@ public final class Engine {
             unowned(unsafe) let channel = channels[index]!
             let voiced = channel.voiced && !channel.leak
             let continues = channel.continues && !channel.leak
-            let stream = StreamID(rawValue: index)
+            let stream = channel.id
             switch channel.vad.advance(
                 frame: frame, voiced: voiced, continues: continues, configuration: configuration.vad, timing: vadTiming)
             {
@@ -519,7 +553,7 @@ public final class Engine {
             room.floor.update(now: frame, members: members, observation: { self.channels[$0]!.activity })
         }
         if changed {
-            events.append(.dominant(room: RoomID(rawValue: room.index), stream: holder.map(StreamID.init), time: time))
+            events.append(.dominant(room: room.id, stream: holder.map { channels[$0]!.id }, time: time))
             if let holder { channels[holder]!.statistics.turns += 1 }
         }
         if let holder { channels[holder]!.statistics.dominantTime += AnalysisFormat.hopDuration }
@@ -534,14 +568,18 @@ public final class Engine {
     private func endTime(ofFrame frame: Int) -> Double { Double(frame + 1) * AnalysisFormat.hopDuration }
 
     private func channel(_ stream: StreamID) -> StreamChannel {
-        guard stream.rawValue >= 0, stream.rawValue < channels.count, let channel = channels[stream.rawValue] else {
+        confinement.check("a stream query")
+        guard stream.rawValue >= 0, stream.rawValue < channels.count, let channel = channels[stream.rawValue],
+            channel.id == stream
+        else {
             preconditionFailure("\(stream) does not exist")
         }
         return channel
     }
 
     private func roomState(_ room: RoomID) -> RoomState {
-        guard room.rawValue >= 0, room.rawValue < rooms.count, let state = rooms[room.rawValue] else {
+        confinement.check("a room query")
+        guard room.rawValue >= 0, room.rawValue < rooms.count, let state = rooms[room.rawValue], state.id == room else {
             preconditionFailure("\(room) does not exist")
         }
         return state

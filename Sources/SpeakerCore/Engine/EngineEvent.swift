@@ -1,15 +1,30 @@
-/// A stream of the engine. Stable while the stream exists; not reused after removal.
+/// A stream of the engine. Stable while the stream exists. A removed stream's slot is given to a
+/// later stream, but with another `generation`: an id never names a stream it was not made for.
 public struct StreamID: Hashable, Sendable, Comparable, CustomStringConvertible {
-    /// Position in the order streams were added, from 0.
+    /// The stream's slot in the engine, from 0: at most the largest number of streams that existed at once.
     public let rawValue: Int
-    public static func < (a: StreamID, b: StreamID) -> Bool { a.rawValue < b.rawValue }
-    public var description: String { "stream#\(rawValue)" }
+    /// Streams that had this slot before this one.
+    public let generation: UInt32
+    init(rawValue: Int, generation: UInt32) {
+        self.rawValue = rawValue
+        self.generation = generation
+    }
+    public static func < (a: StreamID, b: StreamID) -> Bool { (a.rawValue, a.generation) < (b.rawValue, b.generation) }
+    public var description: String { generation == 0 ? "stream#\(rawValue)" : "stream#\(rawValue).\(generation)" }
 }
 
-/// A room of the engine: a set of streams among which one dominant speaker is chosen.
+/// A room of the engine: a set of streams among which one dominant speaker is chosen. Like streams,
+/// rooms reuse the slots of removed rooms under a new `generation`.
 public struct RoomID: Hashable, Sendable, CustomStringConvertible {
+    /// The room's slot in the engine, from 0.
     public let rawValue: Int
-    public var description: String { "room#\(rawValue)" }
+    /// Rooms that had this slot before this one.
+    public let generation: UInt32
+    init(rawValue: Int, generation: UInt32) {
+        self.rawValue = rawValue
+        self.generation = generation
+    }
+    public var description: String { generation == 0 ? "room#\(rawValue)" : "room#\(rawValue).\(generation)" }
 }
 
 /// A decision of the engine. `time` is the stream time, in seconds since the engine started, at which

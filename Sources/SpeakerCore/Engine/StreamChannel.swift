@@ -6,6 +6,8 @@
 /// touches them only between ticks, so no two accesses can overlap.
 final class StreamChannel {
     let name: String
+    /// The stream's id: its slot and generation.
+    let id: StreamID
     let room: Int
     @exclusivity(unchecked) var spectral: SpectralState
     @exclusivity(unchecked) var vad = VoiceActivityDetector()
@@ -48,10 +50,11 @@ final class StreamChannel {
 
     /// - Parameter index: the stream's index in the engine, which spreads the streams' resting analyses
     ///   over the ticks (see `VoiceActivityConfiguration.restingInterval`).
-    init(name: String, room: Int, index: Int, configuration: EngineConfiguration) {
+    init(name: String, id: StreamID, room: Int, configuration: EngineConfiguration) {
         self.name = name
+        self.id = id
         self.room = room
-        spectral = SpectralState(configuration: configuration.vad, phase: index)
+        spectral = SpectralState(configuration: configuration.vad, phase: id.rawValue)
         pending = [Float](repeating: 0, count: AnalysisFormat.hopSize)
         speechLevel = configuration.leakage.initialSpeechLevel
     }
@@ -63,8 +66,9 @@ final class StreamChannel {
 /// The streams of one room and its floor. Unchecked exclusivity: as `StreamChannel`.
 final class RoomState {
     let name: String
-    /// The room's `RoomID` raw value.
-    let index: Int
+    /// The room's id; `index` is its slot.
+    let id: RoomID
+    var index: Int { id.rawValue }
     @exclusivity(unchecked) var members: [Int] = []
     let floor: any FloorPolicy
     /// The worker that owns this room and its streams.
@@ -89,9 +93,9 @@ final class RoomState {
     }
     @exclusivity(unchecked) var sourceCount = 0
 
-    init(name: String, index: Int, policy: any FloorPolicy, shard: Shard) {
+    init(name: String, id: RoomID, policy: any FloorPolicy, shard: Shard) {
         self.name = name
-        self.index = index
+        self.id = id
         floor = policy
         self.shard = shard
     }
