@@ -94,7 +94,7 @@ public final class RoomReplay {
     ) throws(ConfigurationError) {
         try self.init(
             recordings: .arrays(streams), ids: streams.map(\.id), hopCounts: streams.map(\.hopCount),
-            configuration: configuration, roomName: roomName)
+            configuration: configuration, roomName: roomName, workers: 1)
     }
 
     /// Adds one room with all streams, read as they play, to a new engine.
@@ -102,25 +102,28 @@ public final class RoomReplay {
     ///   - sources: The participants; ids should be distinct to tell them apart in output.
     ///   - configuration: The engine's configuration.
     ///   - roomName: The engine's name for the room.
+    ///   - workers: threads that share each tick (`Engine(configuration:workers:)`); more than one pays
+    ///     only for rooms of many streams. Decisions are the same whatever the count.
     /// - Throws: `ConfigurationError` if the configuration is out of range.
     public convenience init(
         sources: [any ReplaySource], configuration: EngineConfiguration = EngineConfiguration(),
-        roomName: String = "replay"
+        roomName: String = "replay", workers: Int = 1
     ) throws(ConfigurationError) {
         let hop = AnalysisFormat.hopSize
         try self.init(
             recordings: .sources(sources), ids: sources.map(\.id),
             hopCounts: sources.map { ($0.sampleCount + hop - 1) / hop }, configuration: configuration,
-            roomName: roomName)
+            roomName: roomName, workers: workers)
     }
 
     private init(
-        recordings: Recordings, ids: [String], hopCounts: [Int], configuration: EngineConfiguration, roomName: String
+        recordings: Recordings, ids: [String], hopCounts: [Int], configuration: EngineConfiguration, roomName: String,
+        workers: Int
     ) throws(ConfigurationError) {
         self.recordings = recordings
         streamIDs = ids
         self.hopCounts = hopCounts
-        engine = try Engine(configuration: configuration)
+        engine = try Engine(configuration: configuration, workers: workers)
         room = engine.addRoom(name: roomName)
         handles = []
         for (index, id) in ids.enumerated() {

@@ -68,6 +68,11 @@ struct DetectCommand: Command {
             with any --config applied) and exit.
             """),
         .flag("downmix", help: "Average the channels of a multichannel file."),
+        .value("jobs", "N", help: """
+            Threads that share the engine's work (1-256; default: every core).
+            Used only for many streams: one thread per 64 streams at most, since
+            a thread costs a handshake every 10 ms. Decisions do not depend on it.
+            """),
         .flag("quiet", short: "q", help: """
             Write no events or levels (for runs with --rttm
             or --summary).
@@ -127,6 +132,8 @@ struct DetectCommand: Command {
     let printConfiguration: Bool
     let downmix: Bool
     let quiet: Bool
+    /// Threads the engine may use (--jobs).
+    let jobs: Int
 
     init(_ options: ParsedOptions) throws(CommandError) {
         files = options.positionals
@@ -160,7 +167,22 @@ struct DetectCommand: Command {
         printConfiguration = options.has("print-config")
         downmix = options.has("downmix")
         quiet = options.has("quiet")
+        if let text = options.value("jobs") {
+            guard let count = Int(text), (1...256).contains(count) else { throw .usage("--jobs \(text): expected 1-256") }
+            jobs = count
+        } else {
+            jobs = ProcessInfo.processInfo.activeProcessorCount
+        }
         if !printConfiguration && files.isEmpty { throw .usage("no audio files given") }
+    }
+
+    /// Streams per engine thread at least: below this a thread's per-tick handshake costs more than
+    /// it saves.
+    static let streamsPerWorker = 64
+
+    /// The engine's threads for `streams` streams with at most `jobs`.
+    static func workers(jobs: Int, streams: Int) -> Int {
+        max(1, min(jobs, streams / streamsPerWorker))
     }
 
     func run() throws(CommandError) {
@@ -172,7 +194,9 @@ struct DetectCommand: Command {
         let rttmFile = try rttmPath.map { path throws(CommandError) in try AtomicFile(path: path) }
         let replay: RoomReplay
         do {
-            replay = try RoomReplay(sources: sources, configuration: configuration, roomName: recordingName)
+            replay = try RoomReplay(
+                sources: sources, configuration: configuration, roomName: recordingName,
+                workers: Self.workers(jobs: jobs, streams: sources.count))
         } catch {
             throw .usage(error.description)
         }

@@ -122,6 +122,43 @@ import TestSupport
         #expect(zip(two, two.dropFirst()).allSatisfy { $0.time <= $1.time })
     }
 
+    /// One room of 40 talkers beside two small rooms: the workers share its analysis (two phases a
+    /// tick) and decide exactly as one worker does. When the large room goes, one phase again.
+    @Test(arguments: [2, 3])
+    func aRoomTooLargeForOneWorkerIsSharedAndDecidesLikeOne(workers: Int) throws {
+        func run(_ workers: Int) throws -> (events: [EngineEvent], twoPhases: Bool, after: Bool) {
+            let engine = try Engine(workers: workers)
+            var signals: [(StreamID, [Float])] = []
+            let large = engine.addRoom(name: "large")
+            for talker in 0..<40 {
+                let seed = UInt64(500 + talker)
+                var signal = Synthesis.noise(seconds: 3, levelDBFS: -58, seed: seed)
+                Synthesis.add(
+                    Synthesis.voice(seconds: 0.6, f0: 90 + 5 * Double(talker), levelDBFS: -26, seed: seed + 100),
+                    into: &signal, at: 0.05 * Double(talker))
+                signals.append((engine.addStream(name: "l\(talker)", room: large), signal))
+            }
+            for room in 0..<2 {
+                let id = engine.addRoom(name: "small\(room)")
+                for talker in 0..<2 {
+                    let seed = UInt64(600 + 10 * room + talker)
+                    var signal = Synthesis.noise(seconds: 3, levelDBFS: -58, seed: seed)
+                    Synthesis.add(Synthesis.voice(seconds: 1, f0: 120 + 60 * Double(talker), levelDBFS: -26, seed: seed + 100), into: &signal, at: 0.3 + 1.3 * Double(talker))
+                    signals.append((engine.addStream(name: "s\(room)\(talker)", room: id), signal))
+                }
+            }
+            let events = EngineTests.feed(engine, signals, frames: 0..<280)
+            let twoPhases = engine.isSharingAnalysis
+            engine.removeRoom(large)
+            engine.tick()
+            return (events, twoPhases, engine.isSharingAnalysis)
+        }
+        let one = try run(1), several = try run(workers)
+        #expect(one.events.count > 40)
+        #expect(one.events.map(Self.key).sorted() == several.events.map(Self.key).sorted())
+        #expect(!one.twoPhases && several.twoPhases && !several.after)
+    }
+
     @Test func invalidWorkerCountIsRefused() {
         #expect(throws: ConfigurationError.self) { try Engine(workers: 0) }
     }

@@ -121,6 +121,8 @@ import TestSupport
         ["detect", "--id", "a", "--id", "a", "FILE", "FILE"],
         ["detect", "--id", "", "FILE"],
         ["detect", "-", "-"],
+        ["detect", "--jobs", "0", "FILE"],
+        ["detect", "--jobs", "many", "FILE"],
     ])
     func usageErrorsExitWith64(_ arguments: [String]) throws {
         let directory = try TemporaryDirectory()

@@ -122,6 +122,26 @@ import TestSupport
         #expect(first.stdout == second.stdout)
     }
 
+    /// 130 streams (3 s each, the fixture meeting's three talkers over and over): `--jobs 2` lets two
+    /// threads share the room (one per 64 streams) and prints exactly what one thread prints.
+    @Test func jobsShareALargeRoomAndChangeNoDecision() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var files: [String] = []
+        for (index, name) in ["alice", "bob", "carol"].enumerated() {
+            let samples = try loadStreams(paths: [FixturePaths.file("meetings/m1-clean/\(name).flac")])[0].samples
+            let path = directory.path("\(name).wav")
+            try TestAudio.writeWAV([Array(samples[(index * 16000)..<(index * 16000 + 48000)])], to: path)
+            files.append(path)
+        }
+        let arguments = (0..<130).flatMap { ["--id", "s\($0)"] } + (0..<130).map { files[$0 % 3] }
+        let one = try CLI.run(["detect", "--jobs", "1", "--summary", "--levels", "100"] + arguments)
+        let two = try CLI.run(["detect", "--jobs", "2", "--summary", "--levels", "100"] + arguments)
+        #expect(one.status == 0 && two.status == 0, "\(one.stderr) \(two.stderr)")
+        #expect(one.stdout.split(separator: "\n").count > 100)
+        #expect(one.stdout == two.stdout)
+    }
+
     @Test func rttmHoldsTheSpeechSegmentsOfTheEvents() throws {
         let (result, directory, _) = try runAliceAndBob(["--rttm", "out.rttm", "--name", "m1"])
         defer { directory.remove() }

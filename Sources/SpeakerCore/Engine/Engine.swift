@@ -47,6 +47,20 @@ public final class Engine {
     private var roomSlots = SlotAllocator()
     /// Debug builds: stops on a call while another thread is inside the engine.
     let confinement = ConfinementCheck()
+    /// What the workers do when started: a whole tick of their shards, or one of its two phases.
+    private enum Phase { case whole, analysis, decision }
+    /// Written by `tick()` before it starts the workers, read by them after (the start semaphore orders it).
+    @exclusivity(unchecked) private var phase = Phase.whole
+    /// When a room is too large for one worker (one meeting of many streams: `detect` on many files),
+    /// the tick runs in two phases: every worker analyses a slice of all streams, then decides its own
+    /// rooms. `analysisOrder` holds the streams in shard order and `analysisSlices` the worker's part;
+    /// empty when the rooms are dealt evenly enough for one phase (no second handshake).
+    @exclusivity(unchecked) private var analysisOrder: [Int] = []
+    @exclusivity(unchecked) private var analysisSlices: [Range<Int>] = []
+    /// Rooms or streams came or went since the layout was last planned.
+    private var layoutChanged = false
+    /// The last tick ran in two phases (workers sharing the analysis of a large room).
+    var isSharingAnalysis: Bool { !analysisSlices.isEmpty }
     /// One shard per worker: the rooms it owns, its FFT scratch and its events.
     private let shards: [Shard]
     private var threads: [WorkerThread] = []
@@ -88,7 +102,7 @@ public final class Engine {
         classifier = configuration.vad.classifier ? SoundClassifier.shipped : nil
         for index in 1..<max(1, workers) {
             threads.append(WorkerThread(name: "activespeaker-\(index)", done: workersDone) { [unowned self] in
-                self.process(shards[index])
+                self.work(worker: index)
             })
         }
     }
@@ -111,6 +125,7 @@ public final class Engine {
         let kind = policy ?? configuration.selection.policy
         let state = RoomState(name: name, id: id, policy: kind.make(configuration.selection), shard: shard)
         if index == rooms.count { rooms.append(state) } else { rooms[index] = state }
+        layoutChanged = true
         shard.rooms.append(index)
         return id
     }
@@ -125,6 +140,7 @@ public final class Engine {
         let id = StreamID(rawValue: index, generation: generation)
         let channel = StreamChannel(name: name, id: id, room: room.rawValue, configuration: configuration)
         if index == channels.count { channels.append(channel) } else { channels[index] = channel }
+        layoutChanged = true
         state.members.append(index)
         state.sizeScratch()
         state.shard.events.reserveCapacity(2 * state.shard.rooms.reduce(0) { $0 + rooms[$1]!.members.count } + 16)
@@ -156,6 +172,7 @@ public final class Engine {
         if case .ended(let last) = channel.vad.stop() {
             room.shard.events.append(.speech(stream: stream, active: false, time: time, since: endTime(ofFrame: last)))
         }
+        layoutChanged = true
         room.members.removeAll { $0 == stream.rawValue }
         room.sizeScratch()
         if room.floor.remove(stream.rawValue) {
@@ -172,6 +189,7 @@ public final class Engine {
         defer { confinement.leave() }
         let state = roomState(room)
         for member in state.members { removeStream(channels[member]!.id) }
+        layoutChanged = true
         state.shard.rooms.removeAll { $0 == room.rawValue }
         rooms[room.rawValue] = nil
         roomSlots.free(room.rawValue)
@@ -219,22 +237,83 @@ public final class Engine {
 
     /// Analyses the submitted hops of all streams and updates every room's decisions.
     /// - Complexity: per stream one 512-point and one 256-point FFT; per room O(speakers²) for leakage;
-    ///   shared among `workers` threads by rooms.
+    ///   shared among `workers` threads by rooms, or, when one room holds more streams than a worker's
+    ///   share, the analysis by streams and then the decisions by rooms.
     public func tick() {
         confinement.enter("tick")
         defer { confinement.leave() }
+        if layoutChanged { planLayout() }
+        if analysisSlices.isEmpty {
+            runWorkers(.whole)
+        } else {
+            runWorkers(.analysis)
+            runWorkers(.decision)
+        }
+        ticks += 1
+    }
+
+    /// Starts every worker on `phase`, does worker 0's part on this thread, and waits for the others.
+    private func runWorkers(_ phase: Phase) {
+        self.phase = phase
         var index = 0
         while index < threads.count {
             threads[index].run()
             index += 1
         }
-        process(shards[0])
+        work(worker: 0)
         index = 0
         while index < threads.count {
             workersDone.wait()
             index += 1
         }
-        ticks += 1
+    }
+
+    /// One worker's part of the current phase.
+    private func work(worker: Int) {
+        let shard = shards[worker]
+        switch phase {
+        case .whole: process(shard)
+        case .analysis:
+            let slice = analysisSlices[worker]
+            var position = slice.lowerBound
+            while position < slice.upperBound {
+                unowned(unsafe) let channel = channels[analysisOrder[position]]!
+                if channel.carriesLevels { analyzeLevel(channel) } else { analyze(channel, with: shard.analyzer) }
+                position += 1
+            }
+        case .decision:
+            var position = 0
+            while position < shard.rooms.count {
+                decide(rooms[shard.rooms[position]]!, frame: ticks, events: &shard.events)
+                position += 1
+            }
+        }
+    }
+
+    /// Chooses one phase or two for the ticks to come: two when the worker with the most streams has
+    /// over a quarter more than an even share (and 16 more), which only a room too large for one
+    /// worker causes, rooms being dealt to the worker with the fewest.
+    private func planLayout() {
+        layoutChanged = false
+        analysisOrder.removeAll(keepingCapacity: true)
+        analysisSlices.removeAll(keepingCapacity: true)
+        guard shards.count > 1 else { return }
+        var largest = 0
+        for shard in shards {
+            var count = 0
+            for room in shard.rooms { count += rooms[room]!.members.count }
+            largest = max(largest, count)
+            for room in shard.rooms { analysisOrder.append(contentsOf: rooms[room]!.members) }
+        }
+        let even = (analysisOrder.count + shards.count - 1) / shards.count
+        guard largest > even + max(16, even / 4) else {
+            analysisOrder.removeAll(keepingCapacity: true)
+            return
+        }
+        for worker in 0..<shards.count {
+            let start = min(analysisOrder.count, worker * even)
+            analysisSlices.append(start..<min(analysisOrder.count, start + even))
+        }
     }
 
     /// Hands every event since the last call to `body`, oldest first, and forgets them. Events of the
