@@ -43,6 +43,8 @@ let package = Package(
         .target(name: "SpeakerIO", dependencies: ["CSndFile", "COpus", "CALSA", "CSoxr"]),
         // Labelled references and metrics (RTTM itself is in SpeakerCore, which recordings write too).
         .target(name: "SpeakerEval", dependencies: ["SpeakerCore"]),
+        // JSON and dotted key=value overrides of the engine's settings, for the CLI and the benchmark.
+        .target(name: "ConfigurationOverrides", dependencies: ["SpeakerCore"]),
         // The call layer (docs/call.md): tokens and signalling messages; HTTP/WebSocket transport;
         // the room server; the client SDK.
         .target(name: "CallProtocol", dependencies: ["CCrypto"]),
@@ -56,14 +58,18 @@ let package = Package(
         // The command-line tool.
         .executableTarget(
             name: "activespeaker",
-            dependencies: ["SpeakerCore", "SpeakerIO", "SpeakerEval", "CallProtocol", "CallServer", "CallClient", "Redis"]),
+            dependencies: [
+                "SpeakerCore", "SpeakerIO", "SpeakerEval", "ConfigurationOverrides", "CallProtocol", "CallServer", "CallClient",
+                "Redis",
+            ]),
         // Throughput benchmarks (release builds only): `swift run -c release Benchmarks --help`.
-        .executableTarget(name: "Benchmarks", dependencies: ["SpeakerCore", "SpeakerIO"], path: "Benchmarks"),
+        .executableTarget(name: "Benchmarks", dependencies: ["SpeakerCore", "SpeakerIO", "ConfigurationOverrides"], path: "Benchmarks"),
 
         // Test-only: counts heap allocations per thread, to prove the hot path allocates nothing.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SpeakerCoreTests", dependencies: ["SpeakerCore", "TestSupport", "CAllocationCounter"]),
+        .testTarget(name: "ConfigurationOverridesTests", dependencies: ["ConfigurationOverrides", "SpeakerCore"]),
         .testTarget(name: "SpeakerIOTests", dependencies: ["SpeakerIO", "TestSupport", "CAllocationCounter"]),
         .testTarget(name: "SpeakerEvalTests", dependencies: ["SpeakerEval", "SpeakerIO", "TestSupport"]),
         .testTarget(name: "activespeakerTests", dependencies: ["SpeakerEval", "SpeakerIO", "TestSupport"]),

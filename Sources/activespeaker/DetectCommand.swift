@@ -1,3 +1,4 @@
+import ConfigurationOverrides
 import Foundation
 import SpeakerCore
 import SpeakerEval

@@ -161,11 +161,4 @@ import TestSupport
             #expect(abs(speech[1].since - 4.0) < 0.1)
         }
     }
-
-    @Test func theCascadeKeyIsAConfigurationSetting() throws {
-        let off = try EngineConfiguration().setting("analysis.cascade", to: "false")
-        #expect(off.analysis.cascade == false)
-        #expect(EngineConfiguration().analysis.cascade)
-        #expect(try EngineConfiguration().flattened().contains { $0.key == "analysis.cascade" && $0.value == "true" })
-    }
 }

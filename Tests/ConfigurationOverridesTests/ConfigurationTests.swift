@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SpeakerCore
+import ConfigurationOverrides
+import SpeakerCore
 
 @Suite struct ConfigurationTests {
     @Test func partialJSONKeepsTheOtherDefaults() throws {
@@ -27,9 +28,10 @@ import Testing
     }
 
     @Test func outOfRangeValuesAreRejected() {
-        #expect(throws: ConfigurationError(key: "vad.hangover", allowed: "0…5 s")) {
+        let error = #expect(throws: ConfigurationError.self) {
             try EngineConfiguration().setting("vad.hangover", to: "9")
         }
+        #expect(error?.key == "vad.hangover" && error?.allowed == "0…5 s")
         var configuration = EngineConfiguration()
         configuration.vad.onsetFrames = 9
         #expect(throws: ConfigurationError.self) { try Engine(configuration: configuration) }
@@ -61,5 +63,15 @@ import Testing
         } catch {
             #expect("\(error)".contains("nosuch.key"))
         }
+    }
+}
+
+/// The cascade's switch is a setting like the others (`--config analysis.cascade=false`).
+@Suite struct CascadeSettingTests {
+    @Test func theCascadeKeyIsAConfigurationSetting() throws {
+        let off = try EngineConfiguration().setting("analysis.cascade", to: "false")
+        #expect(off.analysis.cascade == false)
+        #expect(EngineConfiguration().analysis.cascade)
+        #expect(try EngineConfiguration().flattened().contains { $0.key == "analysis.cascade" && $0.value == "true" })
     }
 }
