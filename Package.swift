@@ -38,9 +38,12 @@ let package = Package(
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev", "libgstreamer-plugins-bad1.0-dev"])]),
 
         // The analysis engine: frames, SIMD kernels, FFT features, VAD, dominant-speaker selection. No I/O.
-        .target(name: "SpeakerCore", dependencies: ["CFFTW"]),
+        // The analysis format (16 kHz, 10 ms hops), signal levels (dBFS, RFC 6464) and the mean-square kernel,
+        // shared by the engine and the audio edge.
+        .target(name: "SpeakerBase"),
+        .target(name: "SpeakerCore", dependencies: ["SpeakerBase", "CFFTW"]),
         // Audio sources: files, Opus packets, resampling.
-        .target(name: "SpeakerIO", dependencies: ["CSndFile", "COpus", "CALSA", "CSoxr"]),
+        .target(name: "SpeakerIO", dependencies: ["SpeakerBase", "CSndFile", "COpus", "CALSA", "CSoxr"]),
         // Labelled references and metrics (RTTM itself is in SpeakerCore, which recordings write too).
         .target(name: "SpeakerEval", dependencies: ["SpeakerCore"]),
         // JSON and dotted key=value overrides of the engine's settings, for the CLI and the benchmark.

@@ -1,3 +1,4 @@
+import SpeakerBase
 /// The mono streams of one audio file, decoded and resampled a block at a time: `loadStreams` in bounded memory.
 ///
 /// The file gives one stream, or one per channel unless `downmix` averages them, exactly as `loadStreams` does;
@@ -48,7 +49,7 @@ public final class FileStreamReader {
     ///   - sampleRate: Output samples per second, > 0.
     ///   - downmix: Average the channels of a multichannel file into one stream.
     /// - Throws: Anything `AudioFile.init` throws; `.resamplerFailed` naming the file if libsoxr refuses the rates.
-    public init(path: String, sampleRate: Int = 16000, downmix: Bool = false) throws {
+    public init(path: String, sampleRate: Int = AnalysisFormat.sampleRate, downmix: Bool = false) throws {
         precondition(sampleRate > 0, "sampleRate must be positive")
         let file = try AudioFile(path: path)
         self.file = file

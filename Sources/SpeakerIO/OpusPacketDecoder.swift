@@ -1,4 +1,5 @@
 import COpus
+import SpeakerBase
 
 /// Decodes mono Opus packets (one per RTP payload, say) to `Float` samples at a chosen rate, with
 /// packet-loss concealment.
@@ -21,7 +22,7 @@ public final class OpusPacketDecoder {
     /// - Parameter sampleRate: Output rate in Hz, one of 8000, 12000, 16000, 24000, 48000 (a caller bug otherwise).
     ///   Opus decodes to any of them whatever rate the sender encoded at.
     /// - Throws: `.codecFailed(operation: "opus_decoder_create")` if libopus fails (out of memory).
-    public init(sampleRate: Int = 16000) throws {
+    public init(sampleRate: Int = AnalysisFormat.sampleRate) throws {
         precondition(OpusStatus.supportedRates.contains(sampleRate), "Opus decodes at 8, 12, 16, 24 or 48 kHz")
         self.sampleRate = sampleRate
         var status: Int32 = 0

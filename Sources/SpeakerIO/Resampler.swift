@@ -1,4 +1,5 @@
 import CSoxr
+import SpeakerBase
 
 /// A streaming mono sample-rate converter over libsoxr (by default `SOXR_HQ`: 20-bit precision, linear
 /// phase, pass band flat to 0.01 dB up to 91.3 % of the lower Nyquist frequency, stop band from 100 %;
@@ -42,7 +43,7 @@ public final class Resampler {
     ///   - outputRate: Output samples per second, > 0; 16000 (the engine's rate) by default.
     ///   - quality: `.high` (default) or `.lowLatency` for live capture.
     /// - Throws: `.resamplerFailed(operation: "soxr_create")` if libsoxr refuses the configuration.
-    public init(inputRate: Int, outputRate: Int = 16000, quality: Quality = .high) throws {
+    public init(inputRate: Int, outputRate: Int = AnalysisFormat.sampleRate, quality: Quality = .high) throws {
         precondition(inputRate > 0 && outputRate > 0, "sample rates must be positive")
         self.inputRate = inputRate
         self.outputRate = outputRate

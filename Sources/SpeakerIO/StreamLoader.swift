@@ -1,3 +1,4 @@
+import SpeakerBase
 /// One mono stream decoded from a file and resampled for the engine.
 public struct DecodedStream: Sendable, Equatable {
     /// The stream id: the file's base name without extension (`alice` for `talks/alice.wav`),
@@ -33,7 +34,7 @@ public struct DecodedStream: Sendable, Equatable {
 /// - Throws: `SpeakerIOError` naming the file: anything `AudioFile` throws, and `.duplicateStreamID` when two
 ///   files give the same id (the message names both files).
 /// - Complexity: O(total samples) time and memory.
-public func loadStreams(paths: [String], sampleRate: Int = 16000, downmix: Bool = false) throws -> [DecodedStream] {
+public func loadStreams(paths: [String], sampleRate: Int = AnalysisFormat.sampleRate, downmix: Bool = false) throws -> [DecodedStream] {
     precondition(sampleRate > 0, "sampleRate must be positive")
     var files: [(file: AudioFile, ids: [String])] = []
     var ownerOfID: [String: String] = [:]

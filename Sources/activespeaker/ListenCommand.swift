@@ -279,7 +279,7 @@ final class ListenRoom {
     private var usesVoiceFlag: [Bool] = []
     private var indexOfHandle: [StreamID: Int] = [:]
     private var indexOfSSRC: [UInt32: Int] = [:]
-    private var hop = [Float](repeating: 0, count: 160)
+    private var hop = [Float](repeating: 0, count: AnalysisFormat.hopSize)
     private(set) var ticks = 0
 
     init(mode: RTPStreamReceiver.Mode, configuration: EngineConfiguration, jitter: JitterBufferConfiguration, output: LiveOutput) throws {

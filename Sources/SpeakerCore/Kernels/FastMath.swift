@@ -1,6 +1,5 @@
-/// Vector logarithms for the hot path, accurate to 1.5e-5 in log2 (0.00005 dB), far below what any
-/// decision here resolves, and several times cheaper than one `log10f` call per lane.
-public enum FastMath {
+/// The vector logarithms of `FastMath` (its scalar one is in SpeakerBase).
+extension FastMath {
     /// `log2(x)` per lane for `x > 0`; lanes ≤ 1e-30 are treated as 1e-30.
     ///
     /// Splits `x = m · 2^e` with `m` in [1, 2) from the IEEE-754 bits, then evaluates a degree-5
@@ -18,21 +17,6 @@ public enum FastMath {
         p = p * mantissa + SIMD16(repeating: -3.520_218_84)
         p = p * mantissa + SIMD16(repeating: 5.069_756_32)
         p = p * mantissa + SIMD16(repeating: -2.794_153_68)
-        return exponent + p
-    }
-
-    /// `log2(x)` for one `x > 0` (≤ 1e-30 is treated as 1e-30), with the same method and accuracy as
-    /// the vector version.
-    @inlinable
-    public static func log2(_ x: Float) -> Float {
-        let bits = max(x, 1e-30).bitPattern
-        let exponent = Float(Int32(bitPattern: (bits >> 23) & 0xFF) - 127)
-        let m = Float(bitPattern: (bits & 0x007F_FFFF) | 0x3F80_0000)
-        var p: Float = 0.043_928_63 * m - 0.409_475_59
-        p = p * m + 1.610_177_55
-        p = p * m - 3.520_218_84
-        p = p * m + 5.069_756_32
-        p = p * m - 2.794_153_68
         return exponent + p
     }
 

@@ -1,6 +1,7 @@
 import CALSA
 import Foundation
 import Synchronization
+import SpeakerBase
 
 /// Records from one ALSA device on its own thread and delivers 10 ms hops of chosen channels,
 /// resampled to the engine's rate.
@@ -95,7 +96,7 @@ public final class AudioCapture: @unchecked Sendable {
     ///   out of range.
     public init(
         device: String, channels: [Int]? = nil, channelCount: Int? = nil, sampleRate: Int? = nil,
-        outputRate: Int = 16000, hopSize: Int = 160, queueHops: Int = 200, stallTimeout: Double = 2,
+        outputRate: Int = AnalysisFormat.sampleRate, hopSize: Int = AnalysisFormat.hopSize, queueHops: Int = 200, stallTimeout: Double = 2,
         configurationFile: String? = nil
     ) throws {
         precondition(channels.map { !$0.isEmpty && $0.allSatisfy { $0 >= 1 } } ?? true, "channels count from 1")

@@ -1,4 +1,5 @@
 import CALSA
+import SpeakerBase
 
 /// An ALSA playback device that plays 16 kHz mono audio: a loudspeaker or headset (`default`,
 /// `plughw:1,0`), or in tests a `type file` PCM that writes what it is given to a file.
@@ -15,7 +16,7 @@ public final class ALSAPlayback {
     /// The PCM's name.
     public let device: String
     /// Samples a second of what `write` takes; alsa-lib converts to the device's own rate.
-    public let sampleRate = 16000
+    public let sampleRate = AnalysisFormat.sampleRate
     /// Times the device ran dry because the writer was late (each recovered).
     public private(set) var underruns = 0
 

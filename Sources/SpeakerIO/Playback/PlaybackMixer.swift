@@ -1,3 +1,4 @@
+import SpeakerBase
 /// What a participant hears: the call's forwarded RTP streams (Opus), each through its own jitter
 /// buffer and decoder, summed into one 16 kHz mono signal, 10 ms at a time.
 ///
@@ -21,7 +22,7 @@ public final class PlaybackMixer {
     private let scratch = UnsafeMutableBufferPointer<Float>.allocate(capacity: PlaybackMixer.hopSize)
 
     /// Samples in one tick's hop: 10 ms at 16 kHz, as the jitter buffers play.
-    public static let hopSize = 160
+    public static let hopSize = AnalysisFormat.hopSize
 
     public init(configuration: JitterBufferConfiguration = JitterBufferConfiguration(), maximumStreams: Int = 32) {
         self.configuration = configuration

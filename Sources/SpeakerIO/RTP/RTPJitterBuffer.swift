@@ -1,3 +1,4 @@
+import SpeakerBase
 /// Settings of the per-stream jitter buffer.
 public struct JitterBufferConfiguration: Sendable, Equatable {
     /// Seconds a talk spurt's first packet waits before it plays: packets up to this late (or this much
@@ -122,9 +123,9 @@ struct RTPJitterBuffer {
         storage = .allocate(byteCount: configuration.capacity * Self.slotBytes, alignment: 16)
         storage.initializeMemory(as: UInt8.self, repeating: 0)
         mask = configuration.capacity - 1
-        delaySamples = Int((configuration.delay * 16000).rounded())
-        jumpSamples = Int((configuration.jumpThreshold * 16000).rounded())
-        maximumConcealmentSamples = Int((configuration.maximumConcealment * 16000).rounded())
+        delaySamples = Int((configuration.delay * Double(AnalysisFormat.sampleRate)).rounded())
+        jumpSamples = Int((configuration.jumpThreshold * Double(AnalysisFormat.sampleRate)).rounded())
+        maximumConcealmentSamples = Int((configuration.maximumConcealment * Double(AnalysisFormat.sampleRate)).rounded())
         decidedUntil = start
     }
 

@@ -1,3 +1,4 @@
+import SpeakerBase
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -84,44 +85,19 @@ extension RTPPacket {
 }
 
 extension AudioLevel {
-    /// The RFC 6464 level of a frame, computed as libwebrtc does and as `SpeakerCore.Levels.rfc6464Level`
-    /// (SpeakerIO does not depend on SpeakerCore, so the one-line formula is repeated here):
+    /// The RFC 6464 level of a frame, computed as libwebrtc does (`Levels.rfc6464Level`):
     /// `round(−10·log10(meanSquare))` clamped to 0…127, full scale 1.0; an all-zero frame is 127.
     ///
     /// - Parameters:
     ///   - meanSquare: Mean of `x²` over the frame, `x` in ±1 full scale.
     ///   - voice: The V flag to send.
     public init(meanSquare: Float, voice: Bool) {
-        guard meanSquare > 0 else {
-            self.init(level: 127, voice: voice)
-            return
-        }
-        let level = (-10 * log10f(meanSquare)).rounded()
-        self.init(level: UInt8(max(0, min(127, level))), voice: voice)
+        self.init(level: Levels.rfc6464Level(meanSquare: meanSquare), voice: voice)
     }
 
-    /// The mean square of `samples` (0 for none).
-    ///
-    /// Two `SIMD8` accumulators and a scalar tail.
+    /// The mean square of `samples` (0 for none), by the engine's SIMD kernel.
     /// - Complexity: O(n). Allocates nothing; real-time safe.
     public static func meanSquare(_ samples: UnsafeBufferPointer<Float>) -> Float {
-        guard let base = samples.baseAddress, !samples.isEmpty else { return 0 }
-        let raw = UnsafeRawPointer(base)
-        var sum0 = SIMD8<Float>(), sum1 = SIMD8<Float>()
-        var index = 0
-        let count = samples.count
-        while index + 16 <= count {
-            let a = raw.loadUnaligned(fromByteOffset: index * 4, as: SIMD8<Float>.self)
-            let b = raw.loadUnaligned(fromByteOffset: (index + 8) * 4, as: SIMD8<Float>.self)
-            sum0 += a * a
-            sum1 += b * b
-            index += 16
-        }
-        var total = (sum0 + sum1).sum()
-        while index < count {
-            total += base[index] * base[index]
-            index += 1
-        }
-        return total / Float(count)
+        samples.isEmpty ? 0 : Kernels.sumOfSquares(samples) / Float(samples.count)
     }
 }

@@ -1,4 +1,5 @@
 import COpus
+import SpeakerBase
 
 /// One incoming RTP/Opus stream (one SSRC): jitter buffer, then either Opus decoding to 16 kHz hops
 /// (decode mode) or the packets' RFC 6464 levels (level-only mode), one result per 10 ms tick.
@@ -66,13 +67,13 @@ public final class RTPStreamReceiver {
     public init(ssrc: UInt32, mode: Mode, configuration: JitterBufferConfiguration = JitterBufferConfiguration(), startTick: Int) throws {
         self.ssrc = ssrc
         self.mode = mode
-        buffer = RTPJitterBuffer(configuration: configuration, start: startTick * 160)
-        decoder = mode == .decode ? try OpusPacketDecoder(sampleRate: 16000) : nil
+        buffer = RTPJitterBuffer(configuration: configuration, start: startTick * AnalysisFormat.hopSize)
+        decoder = mode == .decode ? try OpusPacketDecoder(sampleRate: AnalysisFormat.sampleRate) : nil
         fifo = .allocate(capacity: Self.fifoCapacity)
         fifo.initialize(repeating: 0)
         audible = .allocate(capacity: Self.fifoCapacity)
         audible.initialize(repeating: false)
-        scratch = .allocate(capacity: 16000 * 120 / 1000)
+        scratch = .allocate(capacity: AnalysisFormat.sampleRate * 120 / 1000)
         scratch.initialize(repeating: 0)
         spans.reserveCapacity(256)
     }
@@ -94,7 +95,7 @@ public final class RTPStreamReceiver {
     public func insert(_ packet: RTPPacket, datagram: UnsafeRawBufferPointer) -> Insertion {
         let payload = UnsafeRawBufferPointer(rebasing: datagram[packet.payload])
         // The TOC byte(s) give the duration; a payload libopus cannot even size is malformed.
-        let samples = opus_packet_get_nb_samples(payload.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(payload.count), 16000)
+        let samples = opus_packet_get_nb_samples(payload.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(payload.count), Int32(AnalysisFormat.sampleRate))
         guard samples > 0, samples <= 1920 else {
             buffer.statistics.invalidPayloads += 1
             return .invalidPayload
@@ -116,7 +117,7 @@ public final class RTPStreamReceiver {
     /// - Returns: `.audio` (decode mode), `.level` (level-only mode) or `.silence`.
     /// - Complexity: O(samples decoded). Allocates nothing.
     public func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> Output {
-        let now = tick * 160, end = now + 160
+        let now = tick * AnalysisFormat.hopSize, end = now + AnalysisFormat.hopSize
         precondition(buffer.decidedUntil >= now, "pull is called once per tick, in order")
         while buffer.decidedUntil < end {
             let position = buffer.decidedUntil
@@ -190,11 +191,11 @@ public final class RTPStreamReceiver {
     }
 
     private func takeHop(now: Int, into hop: UnsafeMutableBufferPointer<Float>) -> Output {
-        precondition(hop.count == 160, "a hop is 160 samples")
+        precondition(hop.count == AnalysisFormat.hopSize, "a hop is AnalysisFormat.hopSize samples")
         let mask = Self.fifoCapacity - 1
         var any = false
         var index = 0
-        while index < 160 {
+        while index < AnalysisFormat.hopSize {
             let slot = (now + index) & mask
             hop[index] = fifo[slot]
             any = any || audible[slot]
