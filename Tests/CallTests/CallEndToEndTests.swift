@@ -3,6 +3,7 @@ import CallProtocol
 import CallServer
 import CallTransport
 import Foundation
+import SpeakerCore
 import SpeakerEval
 import SpeakerIO
 import Synchronization
@@ -62,6 +63,14 @@ import TestSupport
         }
     }
 
+    /// Joins all the meetings at once, so that their files start within a few milliseconds.
+    static func joinTogether(_ meetings: [Meeting]) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for meeting in meetings { group.addTask { try await meeting.join() } }
+            try await group.waitForAll()
+        }
+    }
+
     @Test func threeClientsAllSeeTheSameCorrectSpeakerSequence() async throws {
         let recordings = FileManager.default.temporaryDirectory.appendingPathComponent("call-recording-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: recordings) }
@@ -77,11 +86,7 @@ import TestSupport
             meetings.append(meeting)
             logs.append(log)
         }
-        // Join all three at once, so their files start within a few milliseconds.
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for meeting in meetings { group.addTask { try await meeting.join() } }
-            try await group.waitForAll()
-        }
+        try await Self.joinTogether(meetings)
         #expect(meetings[0].participants.count == 3 || meetings[2].participants.count == 3)
         // The call is over for a client once carol, the last to speak, has given the floor back to nobody.
         for (meeting, log) in zip(meetings, logs) {
@@ -163,14 +168,9 @@ import TestSupport
 
         let recordings = FileManager.default.temporaryDirectory.appendingPathComponent("call-recording-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: recordings) }
-        var configuration = RoomServerConfiguration()
-        configuration.port = 0
-        configuration.secret = CallTestServer.secret
-        configuration.rooms = ["room"]
-        configuration.recordingDirectory = recordings
-        configuration.engine.vad.resumeGate = resumeGate
-        let server = try RoomServer(configuration: configuration)
-        server.start()
+        var engine = EngineConfiguration()
+        engine.vad.resumeGate = resumeGate
+        let server = try CallTestServer.server(recordingDirectory: recordings, engine: engine)
         defer { server.stop() }
         var meetings: [Meeting] = []
         var logs: [SpeakerLog] = []
@@ -182,10 +182,7 @@ import TestSupport
             meetings.append(meeting)
             logs.append(log)
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for meeting in meetings { group.addTask { try await meeting.join() } }
-            try await group.waitForAll()
-        }
+        try await Self.joinTogether(meetings)
         let last = try #require(expected.last)
         for (meeting, log) in zip(meetings, logs) {
             #expect(await log.waitUntilOver(after: last), "\(meeting.localParticipant?.id ?? "?"): \(log.changes.withLock { $0 })")

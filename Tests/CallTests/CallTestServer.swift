@@ -2,6 +2,7 @@ import CallProtocol
 import CallServer
 import CallTransport
 import Foundation
+import SpeakerCore
 import SpeakerIO
 import Synchronization
 
@@ -10,13 +11,16 @@ enum CallTestServer {
     static let secret = TokenSecret("end-to-end-test-secret-01")!
 
     /// Starts a server with the one room `room`; the caller stops it.
-    static func server(clientTimeout: Double = 15, recordingDirectory: String? = nil) throws -> RoomServer {
+    static func server(
+        clientTimeout: Double = 15, recordingDirectory: String? = nil, engine: EngineConfiguration = EngineConfiguration()
+    ) throws -> RoomServer {
         var configuration = RoomServerConfiguration()
         configuration.port = 0
         configuration.secret = secret
         configuration.rooms = ["room"]
         configuration.clientTimeout = clientTimeout
         configuration.recordingDirectory = recordingDirectory
+        configuration.engine = engine
         let server = try RoomServer(configuration: configuration)
         server.start()
         return server

@@ -238,10 +238,7 @@ struct ClusterMeetingTests {
             meetings.append(meeting)
             logs.append(log)
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for meeting in meetings { group.addTask { try await meeting.join() } }
-            try await group.waitForAll()
-        }
+        try await CallEndToEndTests.joinTogether(meetings)
         for (meeting, log) in zip(meetings, logs) {
             #expect(await log.waitUntilOver(after: "carol"), "\(meeting.localParticipant?.id ?? "?"): \(log.changes.withLock { $0 })")
         }
