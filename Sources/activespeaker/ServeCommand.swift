@@ -51,6 +51,15 @@ struct ServeCommand: Command {
         .value("message-bytes", "BYTES", help: """
             Bytes a second one client may send (bursts of 4x; default 131072).
             """),
+        .value("ice-host", "ADDR", help: """
+            Browsers (WebRTC): gather ICE candidates on this one numeric
+            address (127.0.0.1: browsers on this machine). Default: every
+            interface.
+            """),
+        .value("stun", "URL", help: """
+            Browsers: a STUN server, stun://HOST:PORT, for a server-reflexive
+            candidate (a server behind NAT). Default: host candidates only.
+            """),
         .value("record", "DIR", help: """
             Record every room into DIR/ROOM: Ogg Opus per participant,
             events.jsonl, speech.rttm, floor.rttm (a meeting for eval).
@@ -149,6 +158,19 @@ struct ServeCommand: Command {
         if let text = options.value("rejoin-ban") {
             guard let value = Int(text), (0...86400).contains(value) else { throw .usage("--rejoin-ban \(text): expected 0-86400 seconds") }
             configuration.rejoinBan = value
+        }
+        if let text = options.value("ice-host") {
+            guard SocketAddress(numericHost: text, port: 0) != nil else { throw .usage("--ice-host \(text): expected a numeric address") }
+            configuration.iceHost = text
+        }
+        if let text = options.value("stun") {
+            let rest = text.hasPrefix("stun://") ? text.dropFirst(7) : ""
+            guard let colon = rest.lastIndex(of: ":"), colon > rest.startIndex,
+                let port = Int(rest[rest.index(after: colon)...]), (1...65535).contains(port)
+            else {
+                throw .usage("--stun \(text): expected stun://HOST:PORT")
+            }
+            configuration.stunServer = text
         }
         if let text = options.value("max-connections-per-address") {
             guard let value = Int(text), (1...100_000).contains(value) else {
