@@ -47,7 +47,7 @@ enum Dashboard {
         body[data-state=connected] #tiles:empty::before{content:"Nobody has joined yet.";color:var(--dim);font-size:14px}
         .tile{position:relative;width:200px;height:116px;border-radius:12px;background:var(--panel);padding:12px;
           border:2px solid var(--line);display:grid;grid-template-columns:40px 1fr;grid-template-rows:40px 1fr auto;
-          column-gap:10px;align-items:center;transition:border-color .2s,box-shadow .2s}
+          column-gap:10px;align-items:center}
         .tile.speaking{border-color:var(--speaker);box-shadow:0 0 0 1px var(--speaker),0 0 16px rgba(59,130,246,.5)}
         .tile.speaking::after{content:"speaking";position:absolute;top:8px;right:10px;font-size:10px;font-weight:600;
           letter-spacing:.04em;text-transform:uppercase;color:#fff;background:var(--speaker);border-radius:999px;padding:1px 7px}
