@@ -160,8 +160,10 @@ struct ServeCommand: Command {
             configuration.rejoinBan = value
         }
         if let text = options.value("ice-host") {
-            guard SocketAddress(numericHost: text, port: 0) != nil else { throw .usage("--ice-host \(text): expected a numeric address") }
-            configuration.iceHost = text
+            guard let address = SocketAddress(numericHost: text, port: 0), !address.isUnspecified else {
+                throw .usage("--ice-host \(text): expected a numeric address of this host")
+            }
+            configuration.iceHost = address.host
         }
         if let text = options.value("stun") {
             let rest = text.hasPrefix("stun://") ? text.dropFirst(7) : ""

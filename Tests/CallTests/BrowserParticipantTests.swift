@@ -89,10 +89,11 @@ struct BrowserParticipantTests {
         .enabled(if: HeadlessChromium.executable != nil && sox != nil, "needs chromium and sox: bash tools/install-deps.sh"))
     func threeBrowsersInACall() throws {
         let log = Log()
-        let server = try CallTestServer.server(iceHost: "127.0.0.1") { log.append($0) }
-        defer { server.stop() }
         let profile = try BrowserProfile()
         defer { profile.remove() }
+        let recordings = profile.path("recordings")
+        let server = try CallTestServer.server(recordingDirectory: recordings, iceHost: "127.0.0.1") { log.append($0) }
+        defer { server.stop() }
         let names = ["bob", "alice", "carol"]
         var browsers: [HeadlessChromium] = []
         defer { browsers.forEach { $0.close() } }
@@ -157,6 +158,13 @@ struct BrowserParticipantTests {
         #expect(try pages[2].evaluate("document.getElementById('call-status').textContent").contains("removed"))
         #expect(Waiting.until { server.webRTCSessionCount == 2 })
         #expect(pages[0].until("String(!document.getElementById('tile-carol'))", is: "true"))
+
+        // The browsers' audio was recorded like any participant's (serve --record).
+        server.stop()
+        let files = Set(try FileManager.default.contentsOfDirectory(atPath: recordings + "/room"))
+        #expect(files.isSuperset(of: ["alice.opus", "bob.opus", "carol.opus", "speech.rttm", "floor.rttm"]), "\(files)")
+        let speech = try String(contentsOfFile: recordings + "/room/speech.rttm", encoding: .utf8)
+        for name in names { #expect(speech.contains(" \(name) "), "\(name) has no speech in the recording") }
     }
 
     /// Runs `activespeaker join` (the debug build) publishing `file` in a loop, as a plain-RTP participant.
