@@ -116,6 +116,8 @@ struct BrowserParticipantTests {
             try #require(page.until("meeting.state", is: "connected", timeout: 30), "\(page.name) did not connect: \((try? page.evaluate("document.getElementById('call-status').textContent")) ?? "")")
         }
         #expect(server.webRTCSessionCount == 3)
+        // The microphone picker lists the browser's (fake) devices once the page may use them.
+        #expect(pages[0].until("String(document.getElementById('mic').options.length > 0)", is: "true"))
 
         // The engine names each of them (the recordings take turns; each browser loops its own).
         let named = Waiting.until(timeout: 90) { log.speakers.isSuperset(of: names) }
@@ -134,6 +136,18 @@ struct BrowserParticipantTests {
         {
             try pages[0].browser.screenshot(session: pages[0].session).write(to: URL(fileURLWithPath: path))
         }
+
+        // A subscriber's page joins listen-only (no microphone, no Mute) and hears the room too.
+        let viewer = try Self.open("viewer", in: browsers[0], server: server, role: .subscriber)
+        #expect(try viewer.evaluate("document.getElementById('join').textContent") == "Join (listen only)")
+        try Self.click(viewer, "join")
+        #expect(viewer.until("meeting.state", is: "connected", timeout: 30))
+        #expect(try viewer.evaluate("String(document.getElementById('mute').hidden)") == "true")
+        #expect(Waiting.until(timeout: 20) { ((try? viewer.packetsReceived()) ?? 0) >= 50 }, "the viewer received \((try? viewer.packetsReceived()) ?? -1)")
+        #expect(server.webRTCSessionCount == 4)
+        try Self.click(viewer, "leave")
+        #expect(Waiting.until { server.webRTCSessionCount == 3 })
+        #expect(pages[0].until("String(!document.getElementById('tile-viewer'))", is: "true"))
 
         // Everyone mutes: the server takes none of their packets while its clock runs on for 1 s.
         for page in pages { try Self.click(page, "mute") }
