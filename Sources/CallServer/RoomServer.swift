@@ -57,7 +57,8 @@ public struct RoomServerConfiguration: Sendable {
 /// (docs/call.md).
 ///
 /// Threads: the transport's service thread calls the delegate methods; the media loop's thread
-/// reports speakers and levels. Both decide through `registry`, one `Mutex` around the pure state
+/// reports speakers and levels; browsers' WebRTC sessions report from their queue and webrtcbin's threads
+/// (`WebRTCSessions`). All decide through `registry`, one `Mutex` around the pure state
 /// machine `RoomRegistry`; each decision's effects are queued in `executor` under that lock and
 /// carried out after it, in decision order (`EffectExecutor`). `HTTPAPI` answers the HTTP calls,
 /// `ServerLog` writes the events.
