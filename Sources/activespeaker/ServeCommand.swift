@@ -86,6 +86,8 @@ struct ServeCommand: Command {
             "ssrc":123}
           {"type":"speaker-changed","room":"standup","participant":"alice","t":3.21}
           {"type":"participant-left",…}  {"type":"mic-muted",…}  {"type":"error",…}
+          {"type":"webrtc","room":"standup","participant":"bob","event":"connected"}
+            (a browser: answered, connected, disconnected)
         and at the end {"type":"stats",…} with the media counters. If standard output
         can no longer be written (serve | head -n 1), serve says so once on standard
         error and goes on serving without the log lines.
@@ -98,6 +100,9 @@ struct ServeCommand: Command {
               --token TOKEN --mic alice.wav
           With TLS: serve --tls-cert server.pem --tls-key server.key …, then
           join --server wss://HOST:8080 --ca ca.pem … (docs/call.md, TLS).
+          A browser: open http://127.0.0.1:8080/rooms/demo?token=TOKEN and Join
+          (WebRTC; from another machine serve https with --tls-cert/--tls-key and
+          give --ice-host an address it reaches; docs/call.md, Browsers).
 
         With --redis also {"type":"cluster-joined","node":"n1","redis":"redis://…",
         "nodes":["n1","n2"]}, {"type":"redis-lost","reason":…},
