@@ -12,7 +12,8 @@ import PackageDescription
 /// Redis (a hiredis wrapper for the room server's multi-node mode, `serve --redis`) → CRedis; CallServer → Redis;
 /// nothing else imports CRedis.
 /// CallWebRTC (one browser's WebRTC peer connection on GStreamer's webrtcbin, docs/webrtc.md) → CGStreamer;
-/// nothing else imports CGStreamer, and CallWebRTC depends on no other call module.
+/// nothing else imports CGStreamer, and CallWebRTC depends on no other call module. CallServer → CallWebRTC: browsers
+/// join rooms over WebRTC (`offer`), their packets relayed into the media loop.
 let package = Package(
     name: "ActiveSpeaker",
     products: [
@@ -52,7 +53,7 @@ let package = Package(
         // the room server; the client SDK.
         .target(name: "CallProtocol", dependencies: ["CCrypto"]),
         .target(name: "CallTransport", dependencies: ["CWebSockets"]),
-        .target(name: "CallServer", dependencies: ["CallProtocol", "CallTransport", "Redis", "SpeakerCore", "SpeakerIO"]),
+        .target(name: "CallServer", dependencies: ["CallProtocol", "CallTransport", "CallWebRTC", "Redis", "SpeakerCore", "SpeakerIO"]),
         .target(name: "CallClient", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO"]),
         // One browser's WebRTC peer connection (ICE, DTLS-SRTP) on GStreamer's webrtcbin: Opus RTP in and out.
         .target(name: "CallWebRTC", dependencies: ["CGStreamer"]),
@@ -80,7 +81,7 @@ let package = Package(
         .testTarget(name: "CallTransportTests", dependencies: ["CallTransport", "TestSupport"]),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "TestSupport"]),
         .testTarget(name: "CallWebRTCTests", dependencies: ["CallWebRTC", "CallTransport", "SpeakerIO", "TestSupport"]),
-        .testTarget(name: "CallTests", dependencies: ["CallServer", "CallClient", "CallProtocol", "CallTransport", "Redis", "SpeakerCore", "SpeakerIO", "SpeakerEval", "TestSupport"]),
+        .testTarget(name: "CallTests", dependencies: ["CallServer", "CallClient", "CallProtocol", "CallTransport", "CallWebRTC", "Redis", "SpeakerCore", "SpeakerIO", "SpeakerEval", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -33,6 +33,11 @@ private func checkClientMessage(_ text: String) {
         precondition(rtpPort.map { (1...65535).contains($0) } ?? true, "join accepted rtpPort \(rtpPort!)")
         precondition(displayName.map { !$0.isEmpty && $0.count <= 128 } ?? true, "join accepted a bad displayName")
     }
+    if case .offer(let sdp) = message { precondition(!sdp.isEmpty, "offer accepted an empty sdp") }
+    if case .iceCandidate(let candidate) = message {
+        precondition((0...65535).contains(candidate.sdpMLineIndex), "ice-candidate accepted sdpMLineIndex \(candidate.sdpMLineIndex)")
+        precondition(candidate.candidate.utf8.count <= ICECandidate.maximumLength, "ice-candidate accepted a long candidate")
+    }
     let json = message.json
     let again: ClientMessage
     do {

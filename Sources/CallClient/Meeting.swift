@@ -800,8 +800,8 @@ public final class Meeting: @unchecked Sendable {
             }
         case .pong:
             break
-        case .observing:
-            // The answer to `observe`, which a Meeting never sends.
+        case .observing, .answer, .iceCandidate:
+            // Answers to `observe` and `offer`, which a Meeting never sends (it publishes plain RTP).
             break
         case .redirect(let redirect):
             follow(redirect, generation: generation)

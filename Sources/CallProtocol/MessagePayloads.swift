@@ -36,6 +36,11 @@ struct ObservingPayload: Codable {
     }
 }
 
+/// `offer` (client), `answer` (server): a WebRTC session description.
+struct SessionDescriptionPayload: Codable {
+    var sdp: String
+}
+
 /// `enable-stream`, `disable-stream`.
 struct StreamKindPayload: Codable {
     var kind: StreamKind

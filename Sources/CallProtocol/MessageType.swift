@@ -12,6 +12,8 @@ public enum ClientMessageType: String, Sendable, Hashable, CaseIterable, Codable
     case unmuteParticipant = "unmute-participant"
     case removeParticipant = "remove-participant"
     case ping
+    case offer
+    case iceCandidate = "ice-candidate"
 }
 
 /// The `type` of every message the server sends: the one place its name on the wire is written.
@@ -29,4 +31,6 @@ public enum ServerMessageType: String, Sendable, Hashable, CaseIterable, Codable
     case error
     case pong
     case redirect
+    case answer
+    case iceCandidate = "ice-candidate"
 }

@@ -24,6 +24,11 @@ public enum ClientMessage: Sendable, Hashable {
     /// issued after the removal.
     case removeParticipant(String)
     case ping
+    /// A browser's WebRTC offer (SDP): the participant's audio then travels over WebRTC (ICE, DTLS-SRTP)
+    /// instead of plain RTP. After `joined`; one per connection. Answer: `answer`, or `error`.
+    case offer(sdp: String)
+    /// One of the browser's ICE candidates for its WebRTC session (after `offer`).
+    case iceCandidate(ICECandidate)
 }
 
 /// A message from the server to a client (docs/call.md, "Server to client").
@@ -47,6 +52,10 @@ public enum ServerMessage: Sendable, Hashable {
     /// Several nodes (`serve --redis`): the room lives on another node. The server closes the connection
     /// after it; the client connects to `url` and sends its `join` (or `observe`) again.
     case redirect(Redirect)
+    /// The server's WebRTC answer (SDP) to the client's `offer`.
+    case answer(sdp: String)
+    /// One of the server's ICE candidates for the client's WebRTC session.
+    case iceCandidate(ICECandidate)
 }
 
 extension ClientMessage {
@@ -65,12 +74,16 @@ extension ClientMessage {
         case .unmuteParticipant: .unmuteParticipant
         case .removeParticipant: .removeParticipant
         case .ping: .ping
+        case .offer: .offer
+        case .iceCandidate: .iceCandidate
         }
     }
 
     /// The message as one line of JSON.
     public var json: String {
         switch self {
+        case .offer(let sdp): return write(SessionDescriptionPayload(sdp: sdp))
+        case .iceCandidate(let candidate): return write(candidate)
         case .join(let token, let mic, let webcam, let rtpPort, let displayName):
             return write(JoinPayload(token: token, mic: mic, webcam: webcam, rtpPort: rtpPort, displayName: displayName))
         case .observe(let token): return write(ObservePayload(token: token))
@@ -123,7 +136,25 @@ extension ClientMessage {
         case .unmuteParticipant: self = .unmuteParticipant(try source.payload(ParticipantPayload.self).participantId)
         case .removeParticipant: self = .removeParticipant(try source.payload(ParticipantPayload.self).participantId)
         case .ping: self = .ping
+        case .offer:
+            let offer = try source.payload(SessionDescriptionPayload.self)
+            guard !offer.sdp.isEmpty else { throw CallError(.malformedMessage, "malformed message: offer needs a non-empty \"sdp\"") }
+            self = .offer(sdp: offer.sdp)
+        case .iceCandidate: self = .iceCandidate(try Self.candidate(source, prefix: "malformed message"))
         }
+    }
+
+    /// An `ice-candidate`'s fields, checked: an m-line index of 0-65535, a candidate of at most
+    /// `ICECandidate.maximumLength` characters.
+    static func candidate(_ source: PayloadDecoding.PayloadSource, prefix: String) throws(CallError) -> ICECandidate {
+        let candidate = try source.payload(ICECandidate.self)
+        guard (0...65535).contains(candidate.sdpMLineIndex) else {
+            throw CallError(.malformedMessage, "\(prefix): sdpMLineIndex must be 0-65535")
+        }
+        guard candidate.candidate.utf8.count <= ICECandidate.maximumLength else {
+            throw CallError(.malformedMessage, "\(prefix): candidate is longer than \(ICECandidate.maximumLength) bytes")
+        }
+        return candidate
     }
 }
 
@@ -144,6 +175,8 @@ extension ServerMessage {
         case .error: .error
         case .pong: .pong
         case .redirect: .redirect
+        case .answer: .answer
+        case .iceCandidate: .iceCandidate
         }
     }
 
@@ -170,6 +203,8 @@ extension ServerMessage {
         case .error(let error): return write(ErrorPayload(code: error.code.rawValue, message: error.message))
         case .pong: return write(NoPayload())
         case .redirect(let redirect): return write(redirect)
+        case .answer(let sdp): return write(SessionDescriptionPayload(sdp: sdp))
+        case .iceCandidate(let candidate): return write(candidate)
         }
     }
 
@@ -236,6 +271,8 @@ extension ServerMessage {
                 throw CallError(.malformedMessage, "malformed server message: redirect url must be ws:// or wss://")
             }
             self = .redirect(redirect)
+        case .answer: self = .answer(sdp: try source.payload(SessionDescriptionPayload.self).sdp)
+        case .iceCandidate: self = .iceCandidate(try ClientMessage.candidate(source, prefix: "malformed server message"))
         }
     }
 }

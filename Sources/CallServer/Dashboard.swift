@@ -1,6 +1,10 @@
-/// The dashboard page of a room: one tile per participant (name, mute state, level meter), the
-/// active speaker's tile highlighted. Self-contained: no outside scripts, styles or fonts. It watches
-/// the room with `observe`: it is not a participant, and nobody sees it join.
+/// The meeting page of a room: one tile per participant (name, mute state, level meter), the active
+/// speaker's tile highlighted (blue border), "nobody" when nobody speaks. Self-contained: no outside
+/// scripts, styles or fonts. It watches the room with `observe`: until "Join" it is not a participant,
+/// and nobody sees it. "Join" takes part over WebRTC (docs/call.md, Browsers): a second WebSocket
+/// joins with the page's token, offers an `RTCPeerConnection` with the chosen microphone
+/// (getUserMedia; listen-only for a subscriber token), plays the room's audio, and mutes, unmutes and
+/// leaves. `window.meeting` holds the call's state for tests.
 enum Dashboard {
     static func page(room: String) -> String {
         template.replacingOccurrences(of: "__ROOM__", with: room)
@@ -27,7 +31,7 @@ enum Dashboard {
         <html lang="en"><head><meta charset="utf-8"><title>Room __ROOM__</title>
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <style>
-        :root{--bg:#111418;--panel:#1c2027;--line:#2a303a;--text:#e8eaed;--dim:#9aa0a6;--speak:#2ecc71;--mute:#e5534b}
+        :root{--bg:#111418;--panel:#1c2027;--line:#2a303a;--text:#e8eaed;--dim:#9aa0a6;--speak:#2ecc71;--mute:#e5534b;--speaker:#3b82f6}
         *{box-sizing:border-box}
         body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;padding:20px 24px;background:var(--bg);color:var(--text)}
         header{display:flex;align-items:center;gap:12px;flex-wrap:wrap}
@@ -43,10 +47,17 @@ enum Dashboard {
         body[data-state=connected] #tiles:empty::before{content:"Nobody has joined yet.";color:var(--dim);font-size:14px}
         .tile{position:relative;width:200px;height:116px;border-radius:12px;background:var(--panel);padding:12px;
           border:2px solid var(--line);display:grid;grid-template-columns:40px 1fr;grid-template-rows:40px 1fr auto;
-          column-gap:10px;align-items:center;transition:border-color .2s,box-shadow .2s}
-        .tile.speaking{border-color:var(--speak);box-shadow:0 0 0 1px var(--speak),0 0 16px rgba(46,204,113,.45)}
+          column-gap:10px;align-items:center}
+        .tile.speaking{border-color:var(--speaker);box-shadow:0 0 0 1px var(--speaker),0 0 16px rgba(59,130,246,.5)}
         .tile.speaking::after{content:"speaking";position:absolute;top:8px;right:10px;font-size:10px;font-weight:600;
-          letter-spacing:.04em;text-transform:uppercase;color:#0b1f12;background:var(--speak);border-radius:999px;padding:1px 7px}
+          letter-spacing:.04em;text-transform:uppercase;color:#fff;background:var(--speaker);border-radius:999px;padding:1px 7px}
+        .tile.me .name::after{content:" (you)";color:var(--dim);font-weight:400}
+        #controls{display:flex;gap:8px;align-items:center;flex-wrap:wrap;margin-top:12px}
+        #controls button,#controls select{font:inherit;font-size:13px;color:var(--text);background:var(--panel);
+          border:1px solid var(--line);border-radius:8px;padding:5px 12px}
+        #controls button{cursor:pointer} #controls button:disabled{opacity:.5;cursor:default}
+        #join{background:var(--speaker);border-color:var(--speaker)} #leave{border-color:var(--mute);color:#ffb4ae}
+        #call-status{font-size:12px;color:var(--dim)}
         .avatar{width:40px;height:40px;border-radius:50%;display:flex;align-items:center;justify-content:center;
           font-weight:700;font-size:15px;color:#fff;background:hsl(var(--hue,210),45%,38%)}
         .name{font-weight:600;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;padding-right:58px}
@@ -60,6 +71,9 @@ enum Dashboard {
         .tile[data-muted=true] .meter>div{background:#555}
         </style></head><body data-state="connecting">
         <header><h1>Room __ROOM__</h1><div id="status">connecting…</div></header>
+        <div id="controls"><label for="mic" hidden id="mic-label">Microphone</label><select id="mic" title="Microphone"></select>
+        <button id="join">Join</button><button id="mute" hidden>Mute</button><button id="leave" hidden>Leave</button>
+        <span id="call-status"></span><audio id="remote" autoplay></audio></div>
         <div id="speaker">Speaking: <span id="speaker-name">nobody</span></div>
         <div id="tiles"></div>
         <ol id="history" hidden></ol>
@@ -115,7 +129,7 @@ enum Dashboard {
             setStatus("connected", "connected");
             for (const p of m.participants) tile(p);
             highlight(m.speakerId, 0); break;
-          case "participant-joined": tile(m.participant); break;
+          case "participant-joined": tile(m.participant).classList.toggle("me", m.participant.id === window.meeting?.participantId); break;
           case "participant-left": tiles.get(m.participantId)?.remove(); tiles.delete(m.participantId); break;
           case "mic-muted": { const t = tiles.get(m.participantId); if (t) { t.dataset.muted = String(m.muted); describe(t); } break; }
           case "stream-enabled": case "stream-disabled": {
@@ -133,7 +147,99 @@ enum Dashboard {
           }
         };
         }
-        watch((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/v1/signal?room=" + encodeURIComponent(room));
+        const signalURL = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/v1/signal?room=" + encodeURIComponent(room);
+        watch(signalURL);
+
+        // Taking part: a participant's own signalling connection and a WebRTC peer connection to the server.
+        const claims = (() => { try { return JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))); } catch (e) { return {}; } })();
+        const listenOnly = claims.role === "subscriber";
+        const meeting = window.meeting = {state: "idle", participantId: null, muted: false, pc: null, ws: null, errors: [], joinedAt: 0};
+        const $ = (id) => document.getElementById(id);
+        function callStatus(text) { $("call-status").textContent = text; }
+        function controls() {
+          const inCall = meeting.state !== "idle";
+          $("join").hidden = inCall; $("mic").hidden = inCall || listenOnly; $("leave").hidden = !inCall;
+          $("mute").hidden = !inCall || listenOnly; $("mute").textContent = meeting.muted ? "Unmute" : "Mute";
+          $("join").textContent = listenOnly ? "Join (listen only)" : "Join";
+        }
+        async function listDevices() {
+          if (!navigator.mediaDevices || listenOnly) return;
+          const chosen = $("mic").value;
+          const inputs = (await navigator.mediaDevices.enumerateDevices()).filter((d) => d.kind === "audioinput");
+          $("mic").replaceChildren(...inputs.map((d, i) => { const o = document.createElement("option"); o.value = d.deviceId; o.textContent = d.label || "Microphone " + (i + 1); return o; }));
+          if (chosen) $("mic").value = chosen;
+        }
+        function signal(message) { if (meeting.ws && meeting.ws.readyState === 1) meeting.ws.send(JSON.stringify(message)); }
+        function setMuted(muted) {
+          meeting.muted = muted;
+          for (const sender of meeting.pc ? meeting.pc.getSenders() : []) if (sender.track) sender.track.enabled = !muted;
+          controls();
+        }
+        function hangUp(why) {
+          if (meeting.state === "idle") return;
+          meeting.state = "idle"; clearInterval(meeting.pinger);
+          if (meeting.pc) { meeting.pc.close(); meeting.closedState = meeting.pc.connectionState; }
+          if (meeting.stream) meeting.stream.getTracks().forEach((t) => t.stop());
+          if (meeting.ws && meeting.ws.readyState <= 1) meeting.ws.close();
+          tiles.get(meeting.participantId)?.classList.remove("me");
+          meeting.ws = null; meeting.stream = null; meeting.muted = false;
+          callStatus(why); controls();
+        }
+        async function join() {
+          if (meeting.state !== "idle") return;
+          meeting.state = "joining"; meeting.errors = []; meeting.held = []; meeting.joinedAt = performance.now(); controls();
+          callStatus(listenOnly ? "joining (listen only)…" : "opening the microphone…");
+          try {
+            const pc = meeting.pc = new RTCPeerConnection({iceServers: []});
+            if (listenOnly) {
+              pc.addTransceiver("audio", {direction: "sendrecv"});
+            } else {
+              const device = $("mic").value;
+              meeting.stream = await navigator.mediaDevices.getUserMedia({audio: device ? {deviceId: {exact: device}} : true, video: false});
+              for (const track of meeting.stream.getAudioTracks()) pc.addTrack(track, meeting.stream);
+              listDevices();
+            }
+            pc.ontrack = (event) => { const remote = $("remote"); remote.srcObject = event.streams[0] || new MediaStream([event.track]); remote.play().catch(() => {}); };
+            pc.onicecandidate = (event) => {
+              if (event.candidate && event.candidate.candidate) signal({type: "ice-candidate", candidate: event.candidate.candidate, sdpMLineIndex: event.candidate.sdpMLineIndex ?? 0, sdpMid: event.candidate.sdpMid});
+            };
+            pc.onconnectionstatechange = () => {
+              if (pc !== meeting.pc) return;
+              if (pc.connectionState === "connected") { meeting.state = "connected"; callStatus(listenOnly ? "in the call (listening)" : "in the call"); }
+              if (pc.connectionState === "failed") hangUp("the connection failed");
+            };
+            const ws = meeting.ws = new WebSocket(signalURL);
+            ws.onopen = () => { ws.send(JSON.stringify({type: "join", token, mic: !listenOnly})); meeting.pinger = setInterval(() => signal({type: "ping"}), 5000); };
+            ws.onclose = () => { if (ws === meeting.ws) hangUp(meeting.errors.length ? "left: " + meeting.errors[meeting.errors.length - 1].message : "left the call"); };
+            ws.onmessage = async (event) => {
+              const m = JSON.parse(event.data);
+              switch (m.type) {
+              case "joined":
+                meeting.participantId = m.participantId; tiles.get(m.participantId)?.classList.add("me");
+                await pc.setLocalDescription(await pc.createOffer());
+                signal({type: "offer", sdp: pc.localDescription.sdp});
+                callStatus("connecting…"); break;
+              case "answer":
+                await pc.setRemoteDescription({type: "answer", sdp: m.sdp});
+                for (const c of meeting.held.splice(0)) await pc.addIceCandidate(c);
+                break;
+              case "ice-candidate": {
+                const c = {candidate: m.candidate, sdpMLineIndex: m.sdpMLineIndex};
+                if (pc.remoteDescription) await pc.addIceCandidate(c); else meeting.held.push(c);
+                break; }
+              case "mic-muted": if (m.participantId === meeting.participantId) setMuted(m.muted); break;
+              case "error": meeting.errors.push(m); callStatus("error " + m.code + ": " + m.message); break;
+              }
+            };
+          } catch (error) {
+            meeting.errors.push({code: 0, message: String(error)});
+            hangUp("cannot join: " + error);
+          }
+        }
+        $("join").onclick = join;
+        $("leave").onclick = () => { signal({type: "leave"}); hangUp("left the call"); };
+        $("mute").onclick = () => { const muted = !meeting.muted; signal({type: muted ? "mute-mic" : "unmute-mic"}); if (muted) setMuted(true); };
+        controls(); listDevices().catch(() => {});
         </script></body></html>
         """#
 }

@@ -303,25 +303,39 @@ final class MediaLoop: @unchecked Sendable {
                 source: sender.flatMap { SocketAddress(host: $0.host, port: $0.port ?? 0) },
                 receiver: receiver.flatMap { SocketAddress(host: $0.host, port: $0.port) },
                 budget: RateBudget(rate: Self.packetRate, burst: Self.packetBurst, now: Double(ticks) / 100))
-            if let address = member.receiver, address.port == socket.port {
-                // The interfaces may have changed since the last look; this is rare, so look again.
-                ownAddresses = socket.ownAddresses()
-                if ownAddresses.contains(address) {
-                    member.receiver = nil
-                    counters.refusedReceivers += 1
-                }
-            }
-            if let ssrc, sender != nil {
-                member.stream = engine.addStream(name: participant.rawValue, room: mediaRoom.engineRoom)
-                member.jitter = try? RTPStreamReceiver(ssrc: ssrc.rawValue, mode: .decode, startTick: ticks)
-            }
+            member.receiver = acceptable(receiver: member.receiver)
+            if let ssrc, sender != nil { publish(&member, ssrc: ssrc, in: mediaRoom) }
             members.append(member)
+            reindex()
+        case .bind(let room, let participant, let sender, let receiver):
+            guard let index = memberOfKey[MemberKey(room: room, participant: participant)], let mediaRoom = rooms[room] else { return }
+            members[index].source = sender.flatMap { SocketAddress(host: $0.host, port: $0.port ?? 0) }
+            members[index].receiver = acceptable(receiver: receiver.flatMap { SocketAddress(host: $0.host, port: $0.port) })
+            if let ssrc = members[index].ssrc, sender != nil, members[index].stream == nil { publish(&members[index], ssrc: ssrc, in: mediaRoom) }
             reindex()
         case .removeMember(let room, let participant):
             if let index = memberOfKey[MemberKey(room: room, participant: participant)] { removeMember(at: index) }
         case .setMuted(let room, let participant, let muted):
             if let index = memberOfKey[MemberKey(room: room, participant: participant)] { members[index].muted = muted }
         }
+    }
+
+    /// `receiver`, unless datagrams sent there would arrive on the loop's own socket (then nil, counted).
+    private func acceptable(receiver: SocketAddress?) -> SocketAddress? {
+        guard let address = receiver, address.port == socket.port else { return receiver }
+        // The interfaces may have changed since the last look; this is rare, so look again.
+        ownAddresses = socket.ownAddresses()
+        guard !ownAddresses.contains(address) else {
+            counters.refusedReceivers += 1
+            return nil
+        }
+        return address
+    }
+
+    /// Gives a member that publishes its engine stream and jitter buffer.
+    private func publish(_ member: inout Member, ssrc: SSRC, in room: MediaRoom) {
+        member.stream = engine.addStream(name: member.participant.rawValue, room: room.engineRoom)
+        member.jitter = try? RTPStreamReceiver(ssrc: ssrc.rawValue, mode: .decode, startTick: ticks)
     }
 
     private func removeMember(at index: Int) {

@@ -38,6 +38,8 @@ struct RoomRegistry {
         var connection: ConnectionID?
         /// The moderator whose mute holds: the participant cannot unmute itself until a moderator lifts it.
         var mutedBy: ParticipantID?
+        /// It joined with an `rtpPort` (plain RTP): it cannot also offer WebRTC.
+        var plainRTP = false
     }
 
     /// A room. A value, like its participants: what a reader gets is a copy that no later decision changes.
@@ -56,6 +58,14 @@ struct RoomRegistry {
         func index(of id: ParticipantID) -> Int? { participants.firstIndex { $0.info.id == id.rawValue } }
     }
 
+    /// Where a connection's WebRTC session stands.
+    enum WebRTCPhase: Equatable {
+        /// The offer went to `WebRTCSessions`; no answer yet.
+        case answering
+        /// The answer was sent; media bound.
+        case answered
+    }
+
     struct Connection {
         var peerHost: String
         /// The room named in the connection's URL (`?room=`).
@@ -67,6 +77,10 @@ struct RoomRegistry {
         var observing: CallRoomID?
         /// Several nodes: the cluster was asked where the connection's room lives (once per connection).
         var located = false
+        /// The connection's WebRTC session (`offer`), if any.
+        var webRTC: WebRTCPhase?
+        /// The server's candidates found while the offer is being answered: sent after `answer`.
+        var heldCandidates: [ICECandidate] = []
         var lastSeen: Double
         var messageBudget: RateBudget
         var byteBudget: RateBudget
@@ -114,6 +128,7 @@ struct RoomRegistry {
         for participant in room.participants {
             if let ssrc = participant.info.ssrc { usedSSRCs.remove(SSRC(ssrc)) }
             guard let connection = participant.connection else { continue }
+            effects += endWebRTC(connection)
             connections[connection]?.room = nil
             connections[connection]?.participant = nil
             effects.append(.send(connection, .error(CallError(.roomClosed, "room \(id) was closed"))))
@@ -265,7 +280,73 @@ struct RoomRegistry {
             } catch {
                 return [.send(connection, .error(error))]
             }
+        case .offer(let sdp):
+            guard state.webRTC == nil else {
+                return [.send(connection, .error(CallError(.joinState, "a WebRTC session is open already: renegotiation is not supported")))]
+            }
+            guard !me.plainRTP else {
+                return [.send(connection, .error(CallError(.joinState, "joined with rtpPort (plain RTP): a WebRTC offer needs a join without it")))]
+            }
+            connections[connection]?.webRTC = .answering
+            let ssrc = me.info.ssrc.map { SSRC($0) }
+            return [.webRTC(.open(connection, room: roomID, participant: participantID, ssrc: ssrc, offer: sdp))]
+        case .iceCandidate(let candidate):
+            guard state.webRTC != nil else {
+                return [.send(connection, .error(CallError(.joinState, "no WebRTC session: send offer first")))]
+            }
+            return [.webRTC(.candidate(connection, candidate))]
         }
+    }
+
+    // MARK: WebRTC sessions (from WebRTCSessions)
+
+    /// The connection's offer was answered; its session's packets reach the media loop from
+    /// `endpoint`, where the room's audio is forwarded to it. The answer is sent, then the candidates
+    /// held meanwhile. A connection that left meanwhile gets nothing, and its session is closed.
+    mutating func webRTCAnswered(_ connection: ConnectionID, answer: String, endpoint: MediaEndpoint) -> [Effect] {
+        guard let state = connections[connection], state.webRTC == .answering, let roomID = state.room, let id = state.participant,
+            let member = rooms[roomID]?.participant(id)
+        else { return [.webRTC(.close(connection))] }
+        connections[connection]?.webRTC = .answered
+        connections[connection]?.heldCandidates = []
+        // A subscriber (no SSRC) only receives: nothing it sends is accepted.
+        let sender = member.info.ssrc.map { _ in MediaSource(host: endpoint.host, port: endpoint.port) }
+        return [.media(.bind(room: roomID, participant: id, sender: sender, receiver: endpoint)), .send(connection, .answer(sdp: answer))]
+            + state.heldCandidates.map { .send(connection, .iceCandidate($0)) }
+    }
+
+    /// The connection's offer was refused (malformed SDP, no audio, …): it hears why, stays in the
+    /// room, and may offer again.
+    mutating func webRTCRefused(_ connection: ConnectionID, _ error: CallError) -> [Effect] {
+        guard connections[connection]?.webRTC == .answering else { return [] }
+        connections[connection]?.webRTC = nil
+        connections[connection]?.heldCandidates = []
+        return [.send(connection, .error(error))]
+    }
+
+    /// One of the server's candidates for the connection's session: held until the answer is sent.
+    mutating func webRTCLocalCandidate(_ connection: ConnectionID, _ candidate: ICECandidate) -> [Effect] {
+        switch connections[connection]?.webRTC {
+        case .answering?:
+            connections[connection]?.heldCandidates.append(candidate)
+            return []
+        case .answered?: return [.send(connection, .iceCandidate(candidate))]
+        case nil: return []
+        }
+    }
+
+    /// A browser's candidate that its session refused.
+    func webRTCCandidateRefused(_ connection: ConnectionID, _ error: CallError) -> [Effect] {
+        guard connections[connection]?.webRTC != nil else { return [] }
+        return [.send(connection, .error(error))]
+    }
+
+    /// Ends a connection's WebRTC session, if it has one.
+    private mutating func endWebRTC(_ connection: ConnectionID) -> [Effect] {
+        guard connections[connection]?.webRTC != nil else { return [] }
+        connections[connection]?.webRTC = nil
+        connections[connection]?.heldCandidates = []
+        return [.webRTC(.close(connection))]
     }
 
     /// What a moderator does to another participant.
@@ -318,9 +399,10 @@ struct RoomRegistry {
     /// The transport reports that a connection is gone.
     mutating func closed(_ connection: ConnectionID) -> [Effect] {
         stopObserving(connection)
-        guard let state = connections.removeValue(forKey: connection) else { return [] }
-        guard let roomID = state.room, let id = state.participant else { return [] }
-        return remove(id, from: roomID, reason: .left)
+        let session = endWebRTC(connection)
+        guard let state = connections.removeValue(forKey: connection) else { return session }
+        guard let roomID = state.room, let id = state.participant else { return session }
+        return session + remove(id, from: roomID, reason: .left)
     }
 
     /// Removes joined clients silent for longer than the client timeout, and connections that never
@@ -387,7 +469,7 @@ struct RoomRegistry {
             id: claims.participantID, displayName: displayName ?? claims.displayName, role: claims.role, micMuted: !(publishes && mic),
             audio: publishes && mic, video: webcam, ssrc: ssrc?.rawValue)
         var effects = broadcast(room, .participantJoined(info), except: nil)
-        rooms[roomID]!.participants.append(Participant(info: info, connection: connection))
+        rooms[roomID]!.participants.append(Participant(info: info, connection: connection, plainRTP: rtpPort != nil))
         connections[connection]?.room = roomID
         connections[connection]?.participant = participantID
         let media = rtpPort.flatMap { _ in ssrc.map { MediaDescription(rtpPort: self.rtpPort, ssrc: $0.rawValue, host: settings.mediaHost) } }
@@ -508,7 +590,8 @@ struct RoomRegistry {
         guard let index = rooms[roomID]?.index(of: participant) else { return [] }
         let member = rooms[roomID]!.participants.remove(at: index)
         if let ssrc = member.info.ssrc { usedSSRCs.remove(SSRC(ssrc)) }
-        var effects = broadcast(rooms[roomID]!, .participantLeft(member.info.id, reason: reason), except: nil)
+        var effects = member.connection.map { endWebRTC($0) } ?? []
+        effects += broadcast(rooms[roomID]!, .participantLeft(member.info.id, reason: reason), except: nil)
         if let connection = member.connection, reason == .left { effects.append(.send(connection, .participantLeft(member.info.id, reason: reason))) }
         effects.append(.media(.removeMember(room: roomID, participant: participant)))
         return effects

@@ -1,5 +1,6 @@
 import CallProtocol
 import CallTransport
+import CallWebRTC
 import Foundation
 import SpeakerCore
 import SpeakerIO
@@ -39,6 +40,12 @@ public struct RoomServerConfiguration: Sendable {
     public var recordingDirectory: String?
     /// The engine's settings (as `detect --config`).
     public var engine = EngineConfiguration()
+    /// Browsers (WebRTC, `offer`): the one local address to gather ICE candidates on (`serve --ice-host`);
+    /// nil: every interface.
+    public var iceHost: String?
+    /// Browsers: a STUN server, `stun://HOST:PORT`, for a server-reflexive candidate (`serve --stun`);
+    /// nil: host candidates only.
+    public var stunServer: String?
     /// Several nodes coordinated through Redis (docs/call.md, "Several nodes"); nil: one process, rooms
     /// in memory. Needs a `secret` shared by every node.
     public var cluster: ClusterConfiguration?
@@ -50,7 +57,8 @@ public struct RoomServerConfiguration: Sendable {
 /// (docs/call.md).
 ///
 /// Threads: the transport's service thread calls the delegate methods; the media loop's thread
-/// reports speakers and levels. Both decide through `registry`, one `Mutex` around the pure state
+/// reports speakers and levels; browsers' WebRTC sessions report from their queue and webrtcbin's threads
+/// (`WebRTCSessions`). All decide through `registry`, one `Mutex` around the pure state
 /// machine `RoomRegistry`; each decision's effects are queued in `executor` under that lock and
 /// carried out after it, in decision order (`EffectExecutor`). `HTTPAPI` answers the HTTP calls,
 /// `ServerLog` writes the events.
@@ -65,6 +73,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
     private let executor = EffectExecutor()
     private var web: WebServer!
     private var media: MediaLoop!
+    private var webRTC: WebRTCSessions!
     private let recorder: CallRecorder?
     private let serverLog: ServerLog
     /// Several nodes: this node's side of the cluster; nil for a single process. Set once in `init`.
@@ -100,6 +109,10 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
         web = try WebServer(
             host: configuration.host, port: configuration.port, webSocketPaths: [Self.signallingPath],
             maximumConnectionsPerAddress: configuration.maxConnectionsPerAddress, tls: configuration.tls, delegate: self)
+        var ice = WebRTCConfiguration()
+        ice.iceHost = configuration.iceHost
+        ice.stunServer = configuration.stunServer
+        webRTC = WebRTCSessions(configuration: ice, rtp: rtpSocket.localAddress) { [weak self] report in self?.webRTCReported(report) }
         guard let clustering = configuration.cluster else {
             for room in configuration.rooms {
                 _ = try decide { registry throws(CallError) in try registry.createRoom(id: CallRoomID(room), maxParticipants: nil) }
@@ -142,6 +155,8 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
     /// Seconds the media loop's 10 ms clock is behind the wall clock (0 when on time; large when its
     /// thread is stalled or not started).
     public var mediaLoopBehind: Double { media.secondsBehind }
+    /// Browsers' WebRTC sessions open now (answered, not yet closed).
+    public var webRTCSessionCount: Int { webRTC.count }
     /// Audio hops (10 ms of one participant) the recording dropped because its writer was behind.
     public var droppedRecordingHops: Int { recorder?.droppedHops ?? 0 }
 
@@ -160,6 +175,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
     public func stop() {
         cluster?.stop()
         web.stop()
+        webRTC.stop()
         media.stop()
         recorder?.finish(tick: media.tickCount)
     }
@@ -207,6 +223,8 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
             web.close(connection, code: code)
         case .locate(let connection, let room, let message):
             routing.async { [self] in locate(connection, room, message) }
+        case .webRTC(let command):
+            webRTC.perform(command)
         case .media(let command):
             media.post(command)
             switch command {
@@ -216,6 +234,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
                 log(.participantJoined(room: room, participant: participant, ssrc: ssrc))
             case .removeMember(let room, let participant): log(.participantLeft(room: room, participant: participant))
             case .setMuted(let room, let participant, let muted): log(.micMuted(room: room, participant: participant, muted: muted))
+            case .bind(let room, let participant, _, _): log(.webRTC(room: room, participant: participant, event: "answered"))
             }
         }
     }
@@ -242,6 +261,20 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
 
     /// Seconds since 1970, as tokens count them.
     static var epochSeconds: Int { Int(Date().timeIntervalSince1970) }
+
+    // MARK: WebRTC sessions (their queue, webrtcbin's threads)
+
+    private func webRTCReported(_ report: WebRTCReport) {
+        switch report {
+        case .answered(let connection, let answer, let endpoint):
+            decide { $0.webRTCAnswered(connection, answer: answer, endpoint: endpoint) }
+        case .refused(let connection, let error): decide { $0.webRTCRefused(connection, error) }
+        case .localCandidate(let connection, let candidate): decide { $0.webRTCLocalCandidate(connection, candidate) }
+        case .candidateRefused(let connection, let error): decide { $0.webRTCCandidateRefused(connection, error) }
+        case .state(_, let room, let participant, let connected):
+            log(.webRTC(room: room, participant: participant, event: connected ? "connected" : "disconnected"))
+        }
+    }
 
     // MARK: MediaLoopDelegate (media thread)
 

@@ -16,6 +16,9 @@ enum ServerEvent: Equatable, Sendable {
     case micMuted(room: CallRoomID, participant: ParticipantID, muted: Bool)
     /// `participant`: null when nobody speaks; `time`: seconds of room time, written to 10 ms.
     case speakerChanged(room: CallRoomID, participant: ParticipantID?, time: Double)
+    /// A browser's WebRTC session: `answered` (its offer), `connected`, `disconnected` (the peer
+    /// connection's state).
+    case webRTC(room: CallRoomID, participant: ParticipantID, event: String)
     /// Several nodes: this node joined the cluster (its id, Redis with the password hidden, the live nodes).
     case clusterJoined(node: String, redis: String, nodes: [String])
     /// Several nodes: Redis stopped answering (the node keeps serving its rooms), and when it is back.
@@ -30,7 +33,7 @@ enum ServerEvent: Equatable, Sendable {
         case .participantJoined(let room, _, _), .participantLeft(let room, _), .micMuted(let room, _, _),
             .speakerChanged(let room, _, _):
             room
-        case .listening, .error, .roomOpened, .roomClosed, .clusterJoined, .redisLost, .redisRestored, .claimLost: nil
+        case .listening, .error, .roomOpened, .roomClosed, .clusterJoined, .redisLost, .redisRestored, .claimLost, .webRTC: nil
         }
     }
 
@@ -63,6 +66,8 @@ enum ServerEvent: Equatable, Sendable {
             members += [("type", "mic-muted"), ("room", room), ("participant", participant), ("muted", muted)]
         case .speakerChanged(let room, let participant, let time):
             members += [("type", "speaker-changed"), ("room", room), ("participant", participant), ("t", (time * 100).rounded() / 100)]
+        case .webRTC(let room, let participant, let event):
+            members += [("type", "webrtc"), ("room", room), ("participant", participant), ("event", event)]
         case .clusterJoined(let node, let redis, let nodes):
             members += [("type", "cluster-joined"), ("node", node), ("redis", redis), ("nodes", nodes)]
         case .redisLost(let reason): members += [("type", "redis-lost"), ("reason", reason)]

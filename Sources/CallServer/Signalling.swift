@@ -14,6 +14,20 @@ enum Effect: Equatable, Sendable {
     /// Several nodes: the room of a `join` or `observe` is not on this node; ask the cluster where it
     /// lives, then redirect the client there, or open it here and handle the message again.
     case locate(ConnectionID, CallRoomID, ClientMessage)
+    /// Open, feed or close a browser's WebRTC session (`WebRTCSessions`).
+    case webRTC(WebRTCCommand)
+}
+
+/// What the registry asks of a connection's WebRTC session.
+enum WebRTCCommand: Equatable, Sendable {
+    /// Answer the connection's offer with a new session; the participant publishes with `ssrc` (nil:
+    /// a subscriber, which only receives). The answer comes back through `RoomRegistry.webRTCAnswered`
+    /// or `webRTCRefused`.
+    case open(ConnectionID, room: CallRoomID, participant: ParticipantID, ssrc: SSRC?, offer: String)
+    /// A browser's candidate for the connection's session.
+    case candidate(ConnectionID, ICECandidate)
+    /// End the session (the participant left, was removed, or its connection closed).
+    case close(ConnectionID)
 }
 
 /// What the media loop must know of the rooms: who may send, from where, and who receives.
@@ -26,6 +40,9 @@ enum MediaCommand: Equatable, Sendable {
     /// `sender` is set, publishes with `ssrc` from that address.
     case addMember(room: CallRoomID, participant: ParticipantID, ssrc: SSRC?, sender: MediaSource?, receiver: MediaEndpoint?)
     case removeMember(room: CallRoomID, participant: ParticipantID)
+    /// A member's media addresses change: a WebRTC session's relay socket now sends (`sender`, for a
+    /// publisher) and receives forwarded audio (`receiver`). Its mute state stays.
+    case bind(room: CallRoomID, participant: ParticipantID, sender: MediaSource?, receiver: MediaEndpoint?)
     /// A publisher's packets are dropped while muted (its audio stream disabled counts as muted).
     case setMuted(room: CallRoomID, participant: ParticipantID, muted: Bool)
 }

@@ -51,6 +51,15 @@ struct ServeCommand: Command {
         .value("message-bytes", "BYTES", help: """
             Bytes a second one client may send (bursts of 4x; default 131072).
             """),
+        .value("ice-host", "ADDR", help: """
+            Browsers (WebRTC): gather ICE candidates on this one numeric
+            address (127.0.0.1: browsers on this machine). Default: every
+            interface.
+            """),
+        .value("stun", "URL", help: """
+            Browsers: a STUN server, stun://HOST:PORT, for a server-reflexive
+            candidate (a server behind NAT). Default: host candidates only.
+            """),
         .value("record", "DIR", help: """
             Record every room into DIR/ROOM: Ogg Opus per participant,
             events.jsonl, speech.rttm, floor.rttm (a meeting for eval).
@@ -77,6 +86,8 @@ struct ServeCommand: Command {
             "ssrc":123}
           {"type":"speaker-changed","room":"standup","participant":"alice","t":3.21}
           {"type":"participant-left",…}  {"type":"mic-muted",…}  {"type":"error",…}
+          {"type":"webrtc","room":"standup","participant":"bob","event":"connected"}
+            (a browser: answered, connected, disconnected)
         and at the end {"type":"stats",…} with the media counters. If standard output
         can no longer be written (serve | head -n 1), serve says so once on standard
         error and goes on serving without the log lines.
@@ -89,6 +100,9 @@ struct ServeCommand: Command {
               --token TOKEN --mic alice.wav
           With TLS: serve --tls-cert server.pem --tls-key server.key …, then
           join --server wss://HOST:8080 --ca ca.pem … (docs/call.md, TLS).
+          A browser: open http://127.0.0.1:8080/rooms/demo?token=TOKEN and Join
+          (WebRTC; from another machine serve https with --tls-cert/--tls-key and
+          give --ice-host an address it reaches; docs/call.md, Browsers).
 
         With --redis also {"type":"cluster-joined","node":"n1","redis":"redis://…",
         "nodes":["n1","n2"]}, {"type":"redis-lost","reason":…},
@@ -149,6 +163,21 @@ struct ServeCommand: Command {
         if let text = options.value("rejoin-ban") {
             guard let value = Int(text), (0...86400).contains(value) else { throw .usage("--rejoin-ban \(text): expected 0-86400 seconds") }
             configuration.rejoinBan = value
+        }
+        if let text = options.value("ice-host") {
+            guard let address = SocketAddress(numericHost: text, port: 0), !address.isUnspecified else {
+                throw .usage("--ice-host \(text): expected a numeric address of this host")
+            }
+            configuration.iceHost = address.host
+        }
+        if let text = options.value("stun") {
+            let rest = text.hasPrefix("stun://") ? text.dropFirst(7) : ""
+            guard let colon = rest.lastIndex(of: ":"), colon > rest.startIndex,
+                let port = Int(rest[rest.index(after: colon)...]), (1...65535).contains(port)
+            else {
+                throw .usage("--stun \(text): expected stun://HOST:PORT")
+            }
+            configuration.stunServer = text
         }
         if let text = options.value("max-connections-per-address") {
             guard let value = Int(text), (1...100_000).contains(value) else {

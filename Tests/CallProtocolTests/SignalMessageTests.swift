@@ -13,6 +13,9 @@ import TestSupport
         .leave, .muteMic, .unmuteMic, .enableStream(.video), .disableStream(.audio),
         .message(.text("hi \"there\"\n"), to: nil), .message(.data([0, 1, 255]), to: "bob"),
         .muteParticipant("bob"), .unmuteParticipant("bob"), .removeParticipant("bob"), .ping, .observe(token: "t.o.k"),
+        .offer(sdp: "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\n"),
+        .iceCandidate(ICECandidate(candidate: "candidate:1 1 udp 2122260223 192.168.1.5 50000 typ host", sdpMLineIndex: 0, sdpMid: "0")),
+        .iceCandidate(ICECandidate(candidate: "", sdpMLineIndex: 0)),
     ]
 
     static let serverMessages: [ServerMessage] = [
@@ -27,6 +30,8 @@ import TestSupport
         .error(CallError(.roomFull, "room full")), .pong,
         .observing(ObservedRoom(roomID: "r", participants: [alice], speakerID: nil)),
         .observing(ObservedRoom(roomID: "r", participants: [], speakerID: "alice")),
+        .answer(sdp: "v=0\r\ns=-\r\n"),
+        .iceCandidate(ICECandidate(candidate: "candidate:1 1 UDP 2015363327 127.0.0.1 41234 typ host", sdpMLineIndex: 0)),
     ]
 
     @Test(arguments: clientMessages)
@@ -88,9 +93,23 @@ import TestSupport
         (#"{"type":"message","to":"bob"}"#, #"malformed message: message needs "text" or "data""#),
         (#"{"type":"join","token":5}"#, "malformed message: join has a field of the wrong type"),
         (#"{"type":"dance"}"#, #"malformed message: unknown type "dance""#),
+        (#"{"type":"offer"}"#, #"malformed message: offer needs "sdp""#),
+        (#"{"type":"ice-candidate","candidate":"c","sdpMLineIndex":-1}"#, "malformed message: sdpMLineIndex must be 0-65535"),
     ])
     func aMalformedMessageSaysWhatIsWrong(text: String, sentence: String) {
         #expect(throws: CallError(.malformedMessage, sentence)) { try ClientMessage(json: text) }
+    }
+
+    @Test func webRTCMessagesHaveTheDocumentedFields() throws {
+        #expect(ClientMessage.offer(sdp: "v=0").json == #"{"sdp":"v=0","type":"offer"}"#)
+        #expect(ServerMessage.iceCandidate(ICECandidate(candidate: "candidate:x", sdpMLineIndex: 0)).json
+            == #"{"candidate":"candidate:x","sdpMLineIndex":0,"type":"ice-candidate"}"#)
+        // What a browser's `RTCIceCandidate.toJSON()` gives, spread into the message, parses.
+        let browser = #"{"type":"ice-candidate","candidate":"candidate:1 1 udp 1 10.0.0.1 9 typ host","sdpMid":"0","sdpMLineIndex":0,"usernameFragment":"abcd"}"#
+        #expect(try ClientMessage(json: browser)
+            == .iceCandidate(ICECandidate(candidate: "candidate:1 1 udp 1 10.0.0.1 9 typ host", sdpMLineIndex: 0, sdpMid: "0")))
+        let long = String(repeating: "a", count: ICECandidate.maximumLength + 1)
+        #expect(throws: CallError.self) { try ClientMessage(json: #"{"type":"ice-candidate","candidate":"\#(long)","sdpMLineIndex":0}"#) }
     }
 
     @Test func everyMessageNamesItsType() {
@@ -108,6 +127,10 @@ import TestSupport
         #"{"type":"message"}"#, #"{"type":"message","text":"a","data":"AA=="}"#, #"{"type":"message","data":"%%%"}"#,
         #"{"type":"mute-participant"}"#, "{\"type\":\"ping\"", #"{"type":"join","token":5}"#,
         #"{"type":"join","token":"T","displayName":""}"#,
+        #"{"type":"offer"}"#, #"{"type":"offer","sdp":""}"#, #"{"type":"offer","sdp":5}"#,
+        #"{"type":"ice-candidate","candidate":"candidate:1 1 udp 1 1.2.3.4 5 typ host"}"#,
+        #"{"type":"ice-candidate","candidate":"c","sdpMLineIndex":-1}"#,
+        #"{"type":"ice-candidate","candidate":"c","sdpMLineIndex":70000}"#,
     ])
     func malformedClientMessagesAreRefused(text: String) {
         do {

@@ -12,24 +12,26 @@ enum CallTestServer {
 
     /// Starts a server with the one room `room`; the caller stops it.
     static func server(
-        clientTimeout: Double = 15, recordingDirectory: String? = nil, engine: EngineConfiguration = EngineConfiguration()
+        clientTimeout: Double = 15, recordingDirectory: String? = nil, iceHost: String? = nil,
+        engine: EngineConfiguration = EngineConfiguration(), log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws -> RoomServer {
         var configuration = RoomServerConfiguration()
+        configuration.iceHost = iceHost
         configuration.port = 0
         configuration.secret = secret
         configuration.rooms = ["room"]
         configuration.clientTimeout = clientTimeout
         configuration.recordingDirectory = recordingDirectory
         configuration.engine = engine
-        let server = try RoomServer(configuration: configuration)
+        let server = try RoomServer(configuration: configuration, log: log)
         server.start()
         return server
     }
 
-    /// A token for `room`, valid for ten minutes.
-    static func token(_ participant: String, role: Role = .publisher) -> String {
+    /// A token for `room` (or another), valid for ten minutes.
+    static func token(_ participant: String, role: Role = .publisher, room: String = "room") -> String {
         let now = Int(Date().timeIntervalSince1970)
-        return AccessToken(room: "room", participantID: participant, role: role, issuedAt: now, expiresAt: now + 600).signed(with: secret)
+        return AccessToken(room: room, participantID: participant, role: role, issuedAt: now, expiresAt: now + 600).signed(with: secret)
     }
 }
 
@@ -73,7 +75,13 @@ final class RawCallClient: Sendable {
     }
 
     /// Connects and sends `join`; the answer arrives later (see `joined`, `errorCode`).
-    init(_ server: RoomServer, _ participant: String, role: Role = .publisher, rtpPort: Int? = nil) throws {
+    /// - Parameters:
+    ///   - withoutMedia: Join without `rtpPort`, as the meeting page does before its WebRTC `offer`.
+    ///   - token: Another token than `participant`'s for `room`.
+    init(
+        _ server: RoomServer, _ participant: String, role: Role = .publisher, rtpPort: Int? = nil, withoutMedia: Bool = false,
+        token: String? = nil
+    ) throws {
         media = try UDPSocket(address: "127.0.0.1:0")
         webSocket = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal?room=room")
         webSocket.setHandler(
@@ -83,7 +91,8 @@ final class RawCallClient: Sendable {
             },
             closed: { _, _ in })
         try webSocket.connect(timeout: 10)
-        webSocket.send(ClientMessage.join(token: CallTestServer.token(participant, role: role), mic: false, webcam: false, rtpPort: rtpPort ?? media.port).json)
+        let port = withoutMedia ? nil : rtpPort ?? media.port
+        webSocket.send(ClientMessage.join(token: token ?? CallTestServer.token(participant, role: role), mic: false, webcam: false, rtpPort: port).json)
     }
 
     /// Every message received so far, in order.
@@ -110,6 +119,12 @@ final class RawCallClient: Sendable {
         while count < 100_000, media.receive(into: buffer) != nil { count += 1 }
         return count
     }
+
+    /// The `error` messages received so far, in order.
+    var errors: [CallError] { messages.compactMap { if case .error(let error) = $0 { error } else { nil } } }
+
+    /// Sends any message.
+    func send(_ message: ClientMessage) { webSocket.send(message.json) }
 
     /// Sends `ping`; `pongs` counts the answers.
     func ping() { webSocket.send(ClientMessage.ping.json) }

@@ -66,17 +66,6 @@ struct BrowserTests {
         }
     }
 
-    /// User plus system CPU seconds of this process so far (`/proc/self/stat` fields 14 and 15).
-    static func processCPUSeconds() -> Double {
-        guard let text = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
-            let close = text.lastIndex(of: ")")
-        else { return 0 }
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        // After the command name: field 3 is fields[0], so utime (14) is fields[11] and stime (15) fields[12].
-        let ticks = Double(fields[11])! + Double(fields[12])!
-        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
     /// The extension id the answer gives the audio level, if any.
     static func audioLevelID(in sdp: String) -> Int? {
         for line in sdp.split(whereSeparator: \.isNewline) where line.hasPrefix("a=extmap:") && line.hasSuffix("urn:ietf:params:rtp-hdrext:ssrc-audio-level") {
@@ -175,11 +164,11 @@ struct BrowserTests {
         PeerTests.threadCountLock.lock()
         defer { PeerTests.threadCountLock.unlock() }
         let packets = try Self.tonePackets(1000)
-        var idle = Self.processCPUSeconds()
+        var idle = ProcessCPU.seconds()
         let idleStart = Date()
         // 20 s without a peer: the same process, its servers idle (pacing, as in sendPaced).
         while Date().timeIntervalSince(idleStart) < 20 { usleep(20_000) }
-        idle = Self.processCPUSeconds() - idle
+        idle = ProcessCPU.seconds() - idle
 
         let profile = try BrowserProfile()
         defer { profile.remove() }
@@ -191,9 +180,9 @@ struct BrowserTests {
         _ = try browser.open(try #require(call.url))
         try #require(Waiting.until(timeout: 40) { call.connected && call.packetCount > 0 }, "no connection")
         let peer = try #require(call.peer)
-        let before = (cpu: Self.processCPUSeconds(), packets: call.packetCount)
+        let before = (cpu: ProcessCPU.seconds(), packets: call.packetCount)
         Self.sendPaced(packets, to: peer)
-        let busy = Self.processCPUSeconds() - before.cpu
+        let busy = ProcessCPU.seconds() - before.cpu
         let received = call.packetCount - before.packets
         print("webrtc: CPU over 20 s: no peer \(String(format: "%.2f", idle)) s; one peer receiving \(received) and sending 1000 packets "
             + "\(String(format: "%.2f", busy)) s (\(String(format: "%.1f", 100 * (busy - idle) / 20)) % of one core for the peer)")

@@ -1,9 +1,9 @@
 /// Offers for tests that need no browser.
-enum ChromiumOffer {
+public enum ChromiumOffer {
     /// An offer Chromium 156.0.8078.114 built on Debian GNU/Linux 12 (bookworm) made (getUserMedia audio, one sendrecv transceiver, no STUN), captured from
     /// `BrowserTests`. Its ICE credentials and fingerprint are Chromium's; a peer can answer it any
     /// number of times (nothing connects).
-    static let audio = lines(#"""
+    public static let audio = lines(#"""
         v=0
         o=- 6785655190549277638 2 IN IP4 127.0.0.1
         s=-
@@ -45,26 +45,26 @@ enum ChromiumOffer {
         """#)
 
     /// `audio` with its m-line turned into video (VP8 only).
-    static let videoOnly = lines(audioText
+    public static let videoOnly = lines(audioText
         .replacingOccurrences(of: "m=audio 9 UDP/TLS/RTP/SAVPF 111 63 9 0 8 13 110 126", with: "m=video 9 UDP/TLS/RTP/SAVPF 96")
         .split(separator: "\n").filter { !$0.hasPrefix("a=rtpmap") && !$0.hasPrefix("a=fmtp") && !$0.hasPrefix("a=rtcp-fb") }
         .joined(separator: "\n") + "\na=rtpmap:96 VP8/90000")
 
     /// `audio` offering G.711 only.
-    static let withoutOpus = lines(audioText
+    public static let withoutOpus = lines(audioText
         .replacingOccurrences(of: "m=audio 9 UDP/TLS/RTP/SAVPF 111 63 9 0 8 13 110 126", with: "m=audio 9 UDP/TLS/RTP/SAVPF 0 8")
         .split(separator: "\n").filter { !$0.hasPrefix("a=rtpmap:111") && !$0.hasPrefix("a=fmtp:111") && !$0.hasPrefix("a=rtcp-fb:111") && !$0.hasPrefix("a=fmtp:63") }
         .joined(separator: "\n"))
 
     /// `audio` with Opus as payload type 109 and the audio level as extension 5 (another browser's numbering).
-    static let renumbered = lines(audioText
+    public static let renumbered = lines(audioText
         .replacingOccurrences(of: "SAVPF 111 63", with: "SAVPF 109 63")
         .replacingOccurrences(of: ":111 ", with: ":109 ")
         .replacingOccurrences(of: "111/111", with: "109/109")
         .replacingOccurrences(of: "a=extmap:1 urn:ietf:params:rtp-hdrext:ssrc-audio-level", with: "a=extmap:5 urn:ietf:params:rtp-hdrext:ssrc-audio-level"))
 
     /// `audio` without its DTLS fingerprint.
-    static let withoutFingerprint = lines(audioText.split(separator: "\n").filter { !$0.hasPrefix("a=fingerprint") }.joined(separator: "\n"))
+    public static let withoutFingerprint = lines(audioText.split(separator: "\n").filter { !$0.hasPrefix("a=fingerprint") }.joined(separator: "\n"))
 
     private static var audioText: String { audio.replacingOccurrences(of: "\r\n", with: "\n") }
 

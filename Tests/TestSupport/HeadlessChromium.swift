@@ -1,9 +1,5 @@
 import Foundation
-import Testing
 
-/// A copy of activespeakerTests' `HeadlessChromium` with extra command-line arguments (a fake microphone)
-/// and promise-awaiting evaluation; kept apart so that the dashboard tests stay as they are.
-///
 /// Headless Chromium driven over the DevTools protocol (CDP) on `--remote-debugging-pipe`: requests
 /// and answers are JSON objects, each ended by a NUL byte, that the browser reads on its file
 /// descriptor 3 and writes on 4. No WebSocket client and nothing outside the standard library.
@@ -13,10 +9,11 @@ import Testing
 /// WebSocket. Over CDP the test looks at the page whenever it likes, in real time.
 ///
 /// The browser runs in its own process group (renderers, GPU and zygote processes included), which
-/// `close()` kills as a whole.
-final class HeadlessChromium {
+/// `close()` kills as a whole. Used by the dashboard tests (activespeakerTests), the WebRTC peer's
+/// browser tests (CallWebRTCTests) and the browser participants of the room server (CallTests).
+public final class HeadlessChromium {
     /// The browser: `$ACTIVESPEAKER_CHROMIUM` if set, else the first of the usual names on PATH.
-    static let executable: String? = {
+    public static let executable: String? = {
         if let path = ProcessInfo.processInfo.environment["ACTIVESPEAKER_CHROMIUM"] {
             return FileManager.default.isExecutableFile(atPath: path) ? path : nil
         }
@@ -29,8 +26,9 @@ final class HeadlessChromium {
         return nil
     }()
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        public init(description: String) { self.description = description }
     }
 
     /// The flags: new headless mode; no sandbox (CI containers run as root); software rendering;
@@ -50,14 +48,15 @@ final class HeadlessChromium {
     private var nextID = 0
     private var closed = false
     /// Where the browser's standard output and error go (for failure messages).
-    let logPath: String
+    public let logPath: String
     private let profile: BrowserProfile
     /// The window's size, CSS pixels.
-    let width: Int, height: Int
+    public let width: Int, height: Int
 
-    /// Starts the browser with a window of `width` × `height` CSS pixels.
+    /// Starts the browser with a window of `width` × `height` CSS pixels; `extraArguments` go before the
+    /// first page (a fake microphone: `--use-fake-device-for-media-stream`, …).
     /// - Throws: `Failure` if no browser is installed or it cannot be started.
-    init(width: Int = 900, height: Int = 400, extraArguments: [String] = []) throws {
+    public init(width: Int = 900, height: Int = 400, extraArguments: [String] = []) throws {
         guard let executable = Self.executable else { throw Failure(description: "chromium is not installed") }
         profile = try BrowserProfile()
         logPath = profile.path("browser.log")
@@ -115,7 +114,7 @@ final class HeadlessChromium {
     /// - Returns: the `result` object.
     /// - Throws: `Failure` on an error answer, a closed pipe, or no answer within `timeout` seconds.
     @discardableResult
-    func send(_ method: String, _ parameters: [String: Any] = [:], session: String? = nil, timeout: Double = 10) throws -> [String: Any] {
+    public func send(_ method: String, _ parameters: [String: Any] = [:], session: String? = nil, timeout: Double = 10) throws -> [String: Any] {
         nextID += 1
         var message: [String: Any] = ["id": nextID, "method": method, "params": parameters]
         if let session { message["sessionId"] = session }
@@ -153,26 +152,35 @@ final class HeadlessChromium {
 
     /// Opens `url` in a new page with a viewport of the window's size and returns the session to
     /// address the page with.
-    func open(_ url: String) throws -> String {
+    public func open(_ url: String) throws -> String {
         let target = try send("Target.createTarget", ["url": "about:blank"])
-        let id = try #require(target["targetId"] as? String)
+        guard let id = target["targetId"] as? String else { throw Failure(description: "Target.createTarget: no targetId") }
         let attached = try send("Target.attachToTarget", ["targetId": id, "flatten": true])
-        let session = try #require(attached["sessionId"] as? String)
+        guard let session = attached["sessionId"] as? String else { throw Failure(description: "Target.attachToTarget: no sessionId") }
         // --window-size counts the (invisible) window frame; screenshots are of exactly this size.
         try send("Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false], session: session)
         try send("Page.navigate", ["url": url], session: session)
         return session
     }
 
-    /// Evaluates `expression` in the page and returns its value as a string (`String(describing:)`
-    /// for values that are not strings).
-    func evaluate(_ expression: String, session: String) throws -> String {
+    /// Evaluates `expression` in the page (awaiting it when it is a promise) and returns its value as a
+    /// string (`String(describing:)` for values that are not strings).
+    public func evaluate(_ expression: String, session: String) throws -> String {
         let answer = try send("Runtime.evaluate", ["expression": expression, "returnByValue": true, "awaitPromise": true], session: session)
         if let exception = answer["exceptionDetails"] as? [String: Any] {
             throw Failure(description: "\(expression): \(exception["text"] ?? exception)")
         }
         let value = (answer["result"] as? [String: Any])?["value"]
         return value as? String ?? value.map { String(describing: $0) } ?? ""
+    }
+
+    /// A PNG of what the page shows.
+    public func screenshot(session: String) throws -> Data {
+        let answer = try send("Page.captureScreenshot", ["format": "png"], session: session, timeout: 20)
+        guard let png = (answer["data"] as? String).flatMap({ Data(base64Encoded: $0) }) else {
+            throw Failure(description: "Page.captureScreenshot: no image")
+        }
+        return png
     }
 
     /// The last lines the browser wrote, for failure messages.
@@ -184,7 +192,7 @@ final class HeadlessChromium {
 
     /// Asks the browser to quit (it then ends its own helper processes), waits for it at most 3 s,
     /// then kills its whole process group anyway and removes its profile. Idempotent.
-    func close() {
+    public func close() {
         guard !closed else { return }
         closed = true
         _ = try? send("Browser.close", timeout: 2)
@@ -204,15 +212,15 @@ final class HeadlessChromium {
 }
 
 /// The browser's profile folder, removed by `remove()`.
-struct BrowserProfile: Sendable {
-    let url: URL
+public struct BrowserProfile: Sendable {
+    public let url: URL
 
-    init() throws {
+    public init() throws {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("activespeaker-webrtc-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 
-    func remove() { try? FileManager.default.removeItem(at: url) }
+    public func remove() { try? FileManager.default.removeItem(at: url) }
 }
