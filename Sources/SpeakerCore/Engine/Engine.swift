@@ -65,14 +65,6 @@ public final class Engine {
     private let shards: [Shard]
     private var threads: [WorkerThread] = []
     private let workersDone = DispatchSemaphore(value: 0)
-    /// Below this share of sounding frames over the last half second (`SoundContext.recentSounding`) the
-    /// classifier has heard too little of a new sound to judge it, and the rules alone decide: the first
-    /// ~80 ms of sound after silence. On the tuning sets this took 0.04 s off the median floor latency
-    /// (dev) and raised real-audio dev F1 0.695 → 0.703, for 0.9 points more music-only frames taken
-    /// for speech.
-    private static let onsetContext: Float = 0.15
-    /// Weight of a sounding frame in a stream's music average: 1 − exp(−10 ms / 1 s).
-    private static let musicAveraging: Float = 0.009_950_2
     /// Sources compared with each leakage candidate, at most.
     private static let leakSourceLimit = 4
     private let levelSmoothing: Float
@@ -376,11 +368,11 @@ public final class Engine {
     public func features(of stream: StreamID) -> FrameFeatures { channel(stream).features }
 
     /// The sound classifier's input for the stream's last frame (see `SoundContext`).
-    public func soundContext(of stream: StreamID) -> SoundContext.Input { channel(stream).context.input }
+    public func soundContext(of stream: StreamID) -> SoundContext.Input { channel(stream).evidence.context.input }
 
     /// The sound classifier's last answer for the stream (it is asked on sounding frames only, and
     /// only when `configuration.vad.classifier` is on; before that: certainly none).
-    public func soundClasses(of stream: StreamID) -> SoundClasses { channel(stream).classes }
+    public func soundClasses(of stream: StreamID) -> SoundClasses { channel(stream).evidence.classes }
 
     /// Talk-time statistics of the stream.
     public func statistics(of stream: StreamID) -> TalkStatistics { channel(stream).statistics }
@@ -427,48 +419,18 @@ public final class Engine {
                 configuration: configuration.vad)
         }
         channel.features = features
-        channel.context.update(features)
-        let held = configuration.vad.resumeGate && resumeGateHolds(channel, features)
-        let tonal = channel.tone.update(features, configuration: configuration.vad)
-        // The classifier judges sounding frames only (no other frame can be speech evidence), once the
-        // stream has sounded for a moment.
-        var speechLike = true
-        if let classifier, features.segmentalSNR >= SoundContext.soundingSNR {
-            channel.classifierCountdown -= 1
-            if channel.classifierCountdown <= 0 {
-                channel.classes = classifier.classify(channel.context.input)
-                channel.classifierCountdown = configuration.vad.classifierInterval
-            }
-            channel.musicAverage += Self.musicAveraging * (channel.classes.music - channel.musicAverage)
-            speechLike = channel.context.recentSounding < Self.onsetContext
-                || (channel.classes.speech >= configuration.vad.speechProbability
-                    && (configuration.vad.musicVeto >= 1 || channel.musicAverage < configuration.vad.musicVeto))
+        // The hop is the newest in the history; the sample before it ends the previous hop.
+        let previousSample = channel.spectral.history[AnalysisFormat.windowSize - AnalysisFormat.hopSize - 1]
+        let verdict = channel.pending.withUnsafeBufferPointer { hop in
+            channel.evidence.judge(
+                features, hop: hop, previousSample: previousSample, speaking: channel.vad.speaking,
+                noise: &channel.spectral.noise, classifier: classifier, configuration: configuration.vad)
         }
-        let evidenceAllowed = !held && !tonal && speechLike
-        channel.voiced = evidenceAllowed && VoiceActivityDetector.isVoiced(features, configuration.vad)
-        channel.continues = evidenceAllowed && VoiceActivityDetector.continuesSpeech(features, configuration.vad)
+        channel.voiced = verdict.voiced
+        channel.continues = verdict.continues
         channel.leak = false
         channel.envelope.append(features.speechBandExcessDB)
         channel.smoothedMeanSquare = levelSmoothing * channel.smoothedMeanSquare + (1 - levelSmoothing) * features.meanSquare
-    }
-
-    /// Steps the stream's `ResumeGate` on its analysed hop; true when the frame may not be speech
-    /// evidence. A sound found steady after silence becomes the noise floor.
-    private func resumeGateHolds(_ channel: StreamChannel, _ features: FrameFeatures) -> Bool {
-        let step = channel.resume.step(energyDBFS: features.energyDBFS, speaking: channel.vad.speaking) {
-            // The hop is the newest in the history; the sample before it ends the previous hop.
-            let previous = channel.spectral.history[AnalysisFormat.windowSize - AnalysisFormat.hopSize - 1]
-            return channel.pending.withUnsafeBufferPointer { hop in
-                Levels.dBFS(meanSquare: Kernels.differenceEnergy(hop, previous: previous) / Float(hop.count))
-            }
-        }
-        switch step {
-        case .open: return false
-        case .hold: return true
-        case .steady:
-            channel.spectral.noise.forgetPast()
-            return true
-        }
     }
 
     /// A level stream's frame: its level against its tracked floor (or its V flag) is its evidence.

@@ -12,16 +12,8 @@ final class StreamChannel {
     @exclusivity(unchecked) var spectral: SpectralState
     @exclusivity(unchecked) var vad = VoiceActivityDetector()
     @exclusivity(unchecked) var envelope = EnergyEnvelope()
-    @exclusivity(unchecked) var tone = SustainedToneDetector()
-    /// Watches sound that follows digital silence (see `ResumeGate`).
-    @exclusivity(unchecked) var resume = ResumeGate()
-    /// The recent past summarised for the sound classifier.
-    @exclusivity(unchecked) var context = SoundContext()
-    /// The classifier's last answer, and the sounding frames left until it is asked again.
-    @exclusivity(unchecked) var classes = SoundClasses()
-    @exclusivity(unchecked) var classifierCountdown = 0
-    /// The classifier's music probability averaged over the stream's recent sounding frames (τ 1 s).
-    @exclusivity(unchecked) var musicAverage: Float = 0
+    /// The evidence stage's state: sound context, classifier, tone detector, resume gate.
+    @exclusivity(unchecked) var evidence = SpeechEvidence()
     @exclusivity(unchecked) var activity = SpeakerObservation()
     @exclusivity(unchecked) var statistics = TalkStatistics()
 

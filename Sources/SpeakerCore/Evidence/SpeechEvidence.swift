@@ -1,0 +1,95 @@
+/// The evidence stage: whether one stream's analysed frame may count as its own speech, before the
+/// room compares it with its neighbours (leakage) and the utterance timer (`VoiceActivityDetector`)
+/// decides.
+///
+/// A frame's rules (`VoiceActivityDetector.isVoiced`, `continuesSpeech`: loudness, segmental SNR,
+/// periodicity) are asked only when nothing else rules the frame out:
+/// - `ResumeGate`: a sound that follows digital silence is held until it shows whether it is steady;
+/// - `SustainedToneDetector`: a stream mostly steady over the last 320 ms plays music or a tone;
+/// - the sound classifier (when configured), on sounding frames once the stream has sounded for a
+///   moment: the frame's speech probability, and the stream's music probability averaged over ~1 s.
+///
+/// The stage owns this state per stream; the engine gives it each analysed frame. Real-time safe.
+struct SpeechEvidence {
+    /// What the stage says of a frame.
+    struct Verdict: Equatable {
+        /// Voiced speech: may start or continue an utterance.
+        var voiced = false
+        /// May continue an utterance (voiced, or loud enough above the floor).
+        var continues = false
+    }
+
+    /// Below this share of sounding frames over the last half second (`SoundContext.recentSounding`) the
+    /// classifier has heard too little of a new sound to judge it, and the rules alone decide: the first
+    /// ~80 ms of sound after silence. On the tuning sets this took 0.04 s off the median floor latency
+    /// (dev) and raised real-audio dev F1 0.695 → 0.703, for 0.9 points more music-only frames taken
+    /// for speech.
+    static let onsetContext: Float = 0.15
+    /// Weight of a sounding frame in a stream's music average: 1 − exp(−10 ms / 1 s).
+    static let musicAveraging: Float = 0.009_950_2
+
+    /// The recent past summarised for the sound classifier.
+    private(set) var context = SoundContext()
+    /// The classifier's last answer.
+    private(set) var classes = SoundClasses()
+    /// Sounding frames left until the classifier is asked again.
+    private var classifierCountdown = 0
+    /// The classifier's music probability averaged over the stream's recent sounding frames (τ 1 s).
+    private(set) var musicAverage: Float = 0
+    private var tone = SustainedToneDetector()
+    private var resume = ResumeGate()
+
+    /// Judges one analysed frame.
+    /// - Parameters:
+    ///   - features: the frame's features.
+    ///   - hop: the frame's newest hop (the samples the features end with).
+    ///   - previousSample: the sample before the hop (for its first-difference energy).
+    ///   - speaking: the stream is inside an utterance.
+    ///   - noise: the stream's noise tracker, which forgets a silence the stream has left when the sound
+    ///     after it proves steady.
+    ///   - classifier: the sound classifier, or nil for the rules alone.
+    mutating func judge(
+        _ features: FrameFeatures, hop: UnsafeBufferPointer<Float>, previousSample: Float, speaking: Bool,
+        noise: inout NoiseTracker, classifier: SoundClassifier?, configuration: VoiceActivityConfiguration
+    ) -> Verdict {
+        context.update(features)
+        let held = configuration.resumeGate && resumeGateHolds(features, hop: hop, previousSample: previousSample, speaking: speaking, noise: &noise)
+        let tonal = tone.update(features, configuration: configuration)
+        // The classifier judges sounding frames only (no other frame can be speech evidence), once the
+        // stream has sounded for a moment.
+        var speechLike = true
+        if let classifier, features.segmentalSNR >= SoundContext.soundingSNR {
+            classifierCountdown -= 1
+            if classifierCountdown <= 0 {
+                classes = classifier.classify(context.input)
+                classifierCountdown = configuration.classifierInterval
+            }
+            musicAverage += Self.musicAveraging * (classes.music - musicAverage)
+            speechLike = context.recentSounding < Self.onsetContext
+                || (classes.speech >= configuration.speechProbability
+                    && (configuration.musicVeto >= 1 || musicAverage < configuration.musicVeto))
+        }
+        guard !held && !tonal && speechLike else { return Verdict() }
+        return Verdict(
+            voiced: VoiceActivityDetector.isVoiced(features, configuration),
+            continues: VoiceActivityDetector.continuesSpeech(features, configuration))
+    }
+
+    /// Steps the `ResumeGate`; true when the frame may not be speech evidence. A sound found steady
+    /// after silence becomes the noise floor.
+    private mutating func resumeGateHolds(
+        _ features: FrameFeatures, hop: UnsafeBufferPointer<Float>, previousSample: Float, speaking: Bool,
+        noise: inout NoiseTracker
+    ) -> Bool {
+        let step = resume.step(energyDBFS: features.energyDBFS, speaking: speaking) {
+            Levels.dBFS(meanSquare: Kernels.differenceEnergy(hop, previous: previousSample) / Float(hop.count))
+        }
+        switch step {
+        case .open: return false
+        case .hold: return true
+        case .steady:
+            noise.forgetPast()
+            return true
+        }
+    }
+}
