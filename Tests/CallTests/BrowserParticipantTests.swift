@@ -17,6 +17,8 @@ struct BrowserParticipantTests {
     final class Log: Sendable {
         let lines = Mutex<[String]>([])
         func append(_ line: String) { lines.withLock { $0.append(line) } }
+        /// The participants the server logged as leaving (`participant-left`), in order.
+        var left: [String] { values(of: "participant-left") }
         /// The participants the server named in `speaker-changed` so far.
         var speakers: Set<String> {
             lines.withLock { lines in
@@ -26,6 +28,17 @@ struct BrowserParticipantTests {
                     else { return nil }
                     return object["participant"] as? String
                 })
+            }
+        }
+        /// The `participant` of each logged line of `type`, in order.
+        func values(of type: String) -> [String] {
+            lines.withLock { lines in
+                lines.compactMap { line -> String? in
+                    guard line.contains("\"type\":\"\(type)\""),
+                        let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                    else { return nil }
+                    return object["participant"] as? String
+                }
             }
         }
     }
