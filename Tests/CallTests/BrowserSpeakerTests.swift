@@ -1,0 +1,198 @@
+import CallClient
+import CallProtocol
+import CallServer
+import Foundation
+import SpeakerEval
+import SpeakerIO
+import Testing
+import TestSupport
+
+/// Browsers and an SDK client in one room: all of them are told the speakers `detect` names on the
+/// same files, and (opt-in) how long a talker's first words take to light up its tile in another page.
+@Suite(
+    .serialized, .realTime, .enabled(if: WebRTCAvailable.peer, "needs GStreamer's webrtcbin and libnice: bash tools/install-deps.sh"),
+    .enabled(if: HeadlessChromium.executable != nil, "needs chromium: bash tools/install-deps.sh"))
+struct BrowserSpeakerTests {
+    typealias Browsers = BrowserParticipantTests
+
+    /// A piece of a participant's m1-clean recording (`from`…`to` s) placed at `at` s of a new file.
+    struct Piece {
+        let from: Double, to: Double, at: Double
+    }
+
+    /// Writes `name`'s pieces of Fixtures' m1-clean into a 48 kHz 16-bit WAV of `length` s, digital
+    /// silence elsewhere (20 ms fades at the cuts), and returns its path. Chromium's fake microphone
+    /// plays it from its start when the page takes the microphone, and loops it.
+    static func turns(_ name: String, _ pieces: [Piece], length: Double, in profile: BrowserProfile) throws -> String {
+        let rate = 48000
+        let source = try loadStreams(paths: [FixturePaths.file("meetings/m1-clean/\(name).flac")], sampleRate: rate)[0].samples
+        var samples = [Float](repeating: 0, count: Int(length * Double(rate)))
+        let fade = rate / 50
+        for piece in pieces {
+            let start = Int(piece.from * Double(rate)), end = Int(piece.to * Double(rate)), at = Int(piece.at * Double(rate))
+            precondition(at + end - start <= samples.count && end <= source.count, "a piece outside the file")
+            for i in 0..<(end - start) {
+                let gain = Float(min(1, Double(min(i, end - start - 1 - i)) / Double(fade)))
+                samples[at + i] += source[start + i] * gain
+            }
+        }
+        let path = profile.path("\(name)-turns.wav")
+        let writer = try AudioFileWriter(path: path, sampleRate: rate, format: .wav16)
+        try samples.withUnsafeBufferPointer { try writer.write($0) }
+        writer.close()
+        return path
+    }
+
+    /// The named speakers of a page's history (`highlight`'s list: `id@t`, `-` for nobody), nobody and
+    /// repeats dropped.
+    static func sequence(of page: Browsers.Page) -> [String] {
+        let text = (try? page.evaluate("Array.from(document.querySelectorAll('#history li')).map((l) => l.textContent).join(' ')")) ?? ""
+        return collapsed(text.split(separator: " ").map { String($0.split(separator: "@").first ?? "") })
+    }
+
+    static func collapsed(_ names: [String?]) -> [String] {
+        names.compactMap { $0 == "-" ? nil : $0 }.reduce(into: []) { if $0.last != $1 { $0.append($1) } }
+    }
+
+    /// The largest `audioLevel` and the packets of the page's inbound audio so far (`getStats`).
+    static func inbound(of page: Browsers.Page) -> (packets: Int, level: Double) {
+        let text = (try? page.evaluate("""
+            (async () => { let n = 0, level = 0; if (!window.meeting || !meeting.pc) return "0 0";
+              (await meeting.pc.getStats()).forEach((r) => { if (r.type === "inbound-rtp" && r.kind === "audio") { n += r.packetsReceived; level = Math.max(level, r.audioLevel || 0); } });
+              return n + " " + level; })()
+            """)) ?? ""
+        let parts = text.split(separator: " ")
+        return (parts.first.flatMap { Int($0) } ?? -1, parts.last.flatMap { Double($0) } ?? -1)
+    }
+
+    /// The meeting's turns (m1-clean's speech, speech.rttm), moved apart: 4 s of digital silence between
+    /// turns, longer than the joins' spread, so each turn ends for everyone before the next begins.
+    static let plan: [(String, [Piece])] = [
+        ("bob", [Piece(from: 1.1, to: 4.6, at: 1.0)]),
+        ("alice", [Piece(from: 11.3, to: 14.4, at: 8.5), Piece(from: 18.7, to: 21.2, at: 22.5)]),
+        ("carol", [Piece(from: 15.05, to: 18.2, at: 15.5)]),
+    ]
+    static let length = 28.0
+
+    @Test("Three browsers and an SDK client in one room all get the speaker sequence detect gives on the same files, and hear each other")
+    func aMixedRoomAgreesWithDetect() async throws {
+        let profile = try BrowserProfile()
+        defer { profile.remove() }
+        let names = Self.plan.map(\.0)
+        let files = try Self.plan.map { try Self.turns($0.0, $0.1, length: Self.length, in: profile) }
+
+        // What the engine names offline on the same files, started together.
+        let streams = try loadStreams(paths: files)
+        let replay = try RoomReplay(streams: zip(names, streams).map { ReplayStream(id: $0, samples: $1.samples) })
+        while !replay.isAtEnd { replay.tick() }
+        replay.finish()
+        var detected: [String?] = []
+        replay.consumeEvents { event in
+            if case .dominant(let stream, _) = event { detected.append(stream.map { names[$0] }) }
+        }
+        let expected = Self.collapsed(detected)
+        #expect(expected == ["bob", "alice", "carol", "alice"], "detect: \(detected)")
+        try #require(expected.count >= 3, "detect: \(detected)")
+
+        let log = Browsers.Log()
+        let server = try CallTestServer.server(iceHost: "127.0.0.1") { log.append($0) }
+        defer { server.stop() }
+        // The SDK client joins first, without a microphone, and listens.
+        let client = CallEndToEndTests.meeting(server, "dave", track: nil)
+        let clientLog = CallEndToEndTests.SpeakerLog()
+        client.addEventListener(clientLog)
+        try await client.join()
+        defer { client.leave() }
+
+        var browsers: [HeadlessChromium] = []
+        defer { browsers.forEach { $0.close() } }
+        var pages: [Browsers.Page] = []
+        for (name, file) in zip(names, files) {
+            let browser = try Browsers.browser(microphone: file)
+            browsers.append(browser)
+            pages.append(try Browsers.open(name, in: browser, server: server))
+        }
+        // All pages are loaded; the joins follow each other within milliseconds, and each microphone
+        // starts when its page takes it.
+        for page in pages { try Browsers.click(page, "join") }
+        for page in pages {
+            try #require(page.until("meeting.state", is: "connected", timeout: 30), "\(page.name) did not connect")
+        }
+        // How far apart the joins began (each page's Join click, wall clock ms), for the record.
+        let clicks = pages.compactMap { Double((try? $0.evaluate("String(performance.timeOrigin + meeting.joinedAt)")) ?? "") }
+        let spread = (clicks.max() ?? 0) - (clicks.min() ?? 0)
+
+        // Everyone has been told at least the first cycle's turns; a later cycle starts with bob again.
+        let told = await Waiting.until(timeout: Self.length + 40) {
+            clientLog.sequence.count >= expected.count && pages.allSatisfy { Self.sequence(of: $0).count >= expected.count }
+        }
+        let views = [("dave (SDK)", clientLog.sequence)] + pages.map { ("\($0.name) (page)", Self.sequence(of: $0)) }
+        #expect(told, "\(views); server: \(log.speakers)")
+        for (who, view) in views {
+            #expect(Array(view.prefix(expected.count)) == expected, "\(who): \(view); detect: \(expected)")
+        }
+
+        // Each browser hears the others (the server forwards one of them at a time), and so does the SDK client.
+        for page in pages {
+            let heard = await Waiting.until(timeout: 20) {
+                let inbound = Self.inbound(of: page)
+                return inbound.packets > 0 && inbound.level > 0
+            }
+            #expect(heard, "\(page.name): \(Self.inbound(of: page))")
+        }
+        let received = client.receivedPackets
+        #expect(names.allSatisfy { (received[$0] ?? 0) > 50 }, "\(received)")
+        print("measured: joins began within \(Int(spread)) ms; speaker sequences \(views); detect \(expected); SDK client received \(received)")
+    }
+
+    /// Opt-in (`ACTIVESPEAKER_WEBRTC_MEASURE=1`): from a talker's speech onset in its file to its tile's
+    /// highlight (the blue border, class `speaking`) in a listener's page. The onset's wall time is the
+    /// server's first packet from the talker plus the onset's offset in the file, so the figure leaves
+    /// out the first packet's way from the browser's capture to the media loop (tens of ms).
+    @Test(
+        "Mouth to highlight: a talker's speech onset to its tile's highlight in another browser (measurement, prints figures)",
+        .enabled(if: ProcessInfo.processInfo.environment["ACTIVESPEAKER_WEBRTC_MEASURE"] == "1", "set ACTIVESPEAKER_WEBRTC_MEASURE=1"))
+    func measureMouthToHighlight() throws {
+        let profile = try BrowserProfile()
+        defer { profile.remove() }
+        // bob's speech in three turns of 2.5 s with 4 s of silence between, looped every 19.5 s.
+        let onsets = [2.0, 8.5, 15.0], cycle = 19.5
+        let file = try Self.turns(
+            "bob", [Piece(from: 1.24, to: 3.74, at: 2.0), Piece(from: 3.74, to: 6.24, at: 8.5), Piece(from: 6.24, to: 8.28, at: 15.0)],
+            length: cycle, in: profile)
+        let server = try CallTestServer.server(iceHost: "127.0.0.1")
+        defer { server.stop() }
+        let listenerBrowser = try Browsers.browser(microphone: file)
+        defer { listenerBrowser.close() }
+        let listener = try Browsers.open("viewer", in: listenerBrowser, server: server, role: .subscriber)
+        // The listener's page notes (Date.now(), ms) each time bob's tile gains the highlight.
+        _ = try listener.evaluate("""
+            window.lit = []; new MutationObserver((changes) => { for (const c of changes) {
+              if (c.target.id === "tile-bob" && c.target.classList.contains("speaking") && !(c.oldValue || "").includes("speaking")) window.lit.push(Date.now()); } })
+              .observe(document.getElementById("tiles"), {subtree: true, attributes: true, attributeFilter: ["class"], attributeOldValue: true}); "ok"
+            """)
+        let talkerBrowser = try Browsers.browser(microphone: file)
+        defer { talkerBrowser.close() }
+        let talker = try Browsers.open("bob", in: talkerBrowser, server: server)
+        try Browsers.click(talker, "join")
+        try #require(Waiting.until(timeout: 30) { server.mediaStatistics.accepted > 0 })
+        let firstPacket = Date().timeIntervalSince1970
+        let cycles = 3
+        let wanted = onsets.count * cycles
+        let lit = Waiting.until(timeout: cycle * Double(cycles) + 30) {
+            (Int((try? listener.evaluate("String(window.lit.length)")) ?? "") ?? 0) >= wanted
+        }
+        let times = ((try? listener.evaluate("window.lit.join(' ')")) ?? "").split(separator: " ").compactMap { Double($0) }.map { $0 / 1000 }
+        #expect(lit, "highlights: \(times.count)")
+        var delays: [Double] = []
+        for turn in 0..<wanted {
+            let onset = firstPacket + Double(turn / onsets.count) * cycle + onsets[turn % onsets.count]
+            if let time = times.first(where: { $0 > onset - 0.5 && $0 < onset + 4 }) { delays.append(time - onset) }
+        }
+        let sorted = delays.sorted()
+        guard !sorted.isEmpty else { return }
+        print(
+            "measured: mouth to highlight over \(sorted.count) turns: median \(String(format: "%.2f", sorted[sorted.count / 2])) s, "
+                + "range \(String(format: "%.2f", sorted.first!))–\(String(format: "%.2f", sorted.last!)) s; all \(delays.map { String(format: "%.2f", $0) })")
+    }
+}
