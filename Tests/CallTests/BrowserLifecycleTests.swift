@@ -75,12 +75,16 @@ struct BrowserLifecycleTests {
         defer { browser.close() }
         let page = try Browsers.open("bob", in: browser, server: server)
 
+        /// Seconds from each Join click to the server's first packet of that join.
+        var joinTimes: [Double] = []
         /// One join through the page, until the server takes its audio, and one leave, until its session is closed.
         func joinAndLeave(_ round: Int) throws {
             let accepted = server.mediaStatistics.accepted
+            let clicked = Date()
             try Browsers.click(page, "join")
-            try #require(page.until("meeting.state", is: "connected", timeout: 30), "round \(round): no connection")
             try #require(Waiting.until(timeout: 30) { server.mediaStatistics.accepted > accepted }, "round \(round): no audio")
+            joinTimes.append(Date().timeIntervalSince(clicked))
+            try #require(page.until("meeting.state", is: "connected", timeout: 30), "round \(round): no connection")
             try #require(server.webRTCSessionCount == 1)
             try Browsers.click(page, "leave")
             try #require(page.until("meeting.state", is: "idle"), "round \(round): did not leave")
@@ -107,6 +111,11 @@ struct BrowserLifecycleTests {
         let seconds = Date().timeIntervalSince(started)
         let threadsAfter = settledThreads(), residentAfter = ProcessResources.residentBytes()
         let growth = Double(residentAfter - residentBefore) / 1_048_576
+        let sorted = joinTimes.suffix(100).sorted()
+        print(
+            "measured: Join click to the server's first packet (page loaded, browser warm) over 100 joins: median "
+                + "\(String(format: "%.3f", sorted[50])) s, 90th percentile \(String(format: "%.3f", sorted[90])) s, "
+                + "range \(String(format: "%.3f", sorted[0]))–\(String(format: "%.3f", sorted[99])) s")
         print(
             "measured: 100 browser joins and leaves in \(String(format: "%.0f", seconds)) s; threads \(threadsBefore) → \(threadsAfter); "
                 + "resident \(residentBefore / 1_048_576) → \(residentAfter / 1_048_576) MiB (\(String(format: "%+.1f", growth)) MiB)")

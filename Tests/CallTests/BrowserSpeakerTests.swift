@@ -146,9 +146,10 @@ struct BrowserSpeakerTests {
     }
 
     /// Opt-in (`ACTIVESPEAKER_WEBRTC_MEASURE=1`): from a talker's speech onset in its file to its tile's
-    /// highlight (the blue border, class `speaking`) in a listener's page. The onset's wall time is the
-    /// server's first packet from the talker plus the onset's offset in the file, so the figure leaves
-    /// out the first packet's way from the browser's capture to the media loop (tens of ms).
+    /// highlight (the blue border, class `speaking`) in a listener's page, on one wall clock (both
+    /// browsers' `Date.now()`). Two anchors for the onset: the talker's page watching its own microphone
+    /// track turn loud (an `AnalyserNode`), and the server's first packet from the talker plus the onset's
+    /// offset in the file (late by however long the file played before the connection was up).
     @Test(
         "Mouth to highlight: a talker's speech onset to its tile's highlight in another browser (measurement, prints figures)",
         .enabled(if: ProcessInfo.processInfo.environment["ACTIVESPEAKER_WEBRTC_MEASURE"] == "1", "set ACTIVESPEAKER_WEBRTC_MEASURE=1"))
@@ -177,22 +178,56 @@ struct BrowserSpeakerTests {
         try Browsers.click(talker, "join")
         try #require(Waiting.until(timeout: 30) { server.mediaStatistics.accepted > 0 })
         let firstPacket = Date().timeIntervalSince1970
+        // The talker's page notes when its own microphone track (what it sends, after Chromium's audio
+        // processing) turns loud: RMS of 512 samples above −40 dBFS after 1.5 s below −50 dBFS, polled every 5 ms.
+        _ = try talker.evaluate("""
+            window.onsets = []; { const context = new AudioContext(), analyser = context.createAnalyser(); analyser.fftSize = 512;
+              context.createMediaStreamSource(meeting.stream).connect(analyser); const buffer = new Float32Array(512);
+              let loud = false, lastHeard = 0;
+              setInterval(() => { analyser.getFloatTimeDomainData(buffer); let energy = 0; for (const x of buffer) energy += x * x;
+                const rms = Math.sqrt(energy / buffer.length), now = Date.now();
+                if (!loud && rms > 0.01) { loud = true; window.onsets.push(now); }
+                if (rms > 0.00316) lastHeard = now; if (loud && now - lastHeard > 1500) loud = false; }, 5); } "ok"
+            """)
         let cycles = 3
         let wanted = onsets.count * cycles
         let lit = Waiting.until(timeout: cycle * Double(cycles) + 30) {
             (Int((try? listener.evaluate("String(window.lit.length)")) ?? "") ?? 0) >= wanted
         }
-        let times = ((try? listener.evaluate("window.lit.join(' ')")) ?? "").split(separator: " ").compactMap { Double($0) }.map { $0 / 1000 }
-        #expect(lit, "highlights: \(times.count)")
-        var delays: [Double] = []
-        for turn in 0..<wanted {
-            let onset = firstPacket + Double(turn / onsets.count) * cycle + onsets[turn % onsets.count]
-            if let time = times.first(where: { $0 > onset - 0.5 && $0 < onset + 4 }) { delays.append(time - onset) }
+        func times(_ page: Browsers.Page, _ list: String) -> [Double] {
+            ((try? page.evaluate("window.\(list).join(' ')")) ?? "").split(separator: " ").compactMap { Double($0) }.map { $0 / 1000 }
         }
-        let sorted = delays.sorted()
-        guard !sorted.isEmpty else { return }
+        let highlights = times(listener, "lit"), heard = times(talker, "onsets")
+        #expect(lit, "highlights: \(highlights.count)")
+        // Anchored on the talker's browser: its own track turning loud, to the listener's highlight.
+        let delays = heard.compactMap { onset in highlights.first { $0 > onset && $0 < onset + 4 }.map { $0 - onset } }.sorted()
+        #expect(delays.count >= wanted - 1, "onsets \(heard), highlights \(highlights)")
+        guard !delays.isEmpty else { return }
         print(
-            "measured: mouth to highlight over \(sorted.count) turns: median \(String(format: "%.2f", sorted[sorted.count / 2])) s, "
-                + "range \(String(format: "%.2f", sorted.first!))–\(String(format: "%.2f", sorted.last!)) s; all \(delays.map { String(format: "%.2f", $0) })")
+            "measured: mouth to highlight (the talker's track turning loud to the listener's highlight) over \(delays.count) turns: median "
+                + "\(String(format: "%.2f", delays[delays.count / 2])) s, range \(String(format: "%.2f", delays.first!))–"
+                + "\(String(format: "%.2f", delays.last!)) s; the talker's first onset came \(String(format: "%.2f", (heard.first ?? 0) - firstPacket)) s after the server's first packet (2.0 s into the file)")
+
+        // The engine's own part: the file replayed offline, from the same loudness rule (10 ms hops above
+        // −40 dBFS) to the engine's `dominant` event.
+        let samples = try loadStreams(paths: [file])[0].samples
+        let replay = try RoomReplay(streams: [ReplayStream(id: "bob", samples: samples)])
+        while !replay.isAtEnd { replay.tick() }
+        replay.finish()
+        var named: [Double] = []
+        replay.consumeEvents { event in
+            if case .dominant(0?, let time) = event { named.append(time) }
+        }
+        let engine = onsets.compactMap { nominal -> Double? in
+            var hop = max(0, Int((nominal - 0.1) * 100))
+            while (hop + 1) * 160 <= samples.count {
+                let slice = samples[(hop * 160)..<((hop + 1) * 160)]
+                if (slice.reduce(0) { $0 + $1 * $1 } / 160).squareRoot() > 0.01 { break }
+                hop += 1
+            }
+            let onset = Double(hop) / 100
+            return named.first { $0 > onset && $0 < onset + 4 }.map { $0 - onset }
+        }
+        print("measured: the engine alone (offline replay of the file, same onset rule), onset to dominant: \(engine.map { String(format: "%.2f", $0) }) s")
     }
 }

@@ -153,9 +153,10 @@ public final class HeadlessChromium {
     }
 
     /// Opens `url` in a new page with a viewport of the window's size and returns the session to
-    /// address the page with.
-    public func open(_ url: String) throws -> String {
-        let target = try send("Target.createTarget", ["url": "about:blank"])
+    /// address the page with. A browser just started on a loaded machine may take more than 10 s to
+    /// make its first page: `timeout` bounds that step.
+    public func open(_ url: String, timeout: Double = 30) throws -> String {
+        let target = try send("Target.createTarget", ["url": "about:blank"], timeout: timeout)
         guard let id = target["targetId"] as? String else { throw Failure(description: "Target.createTarget: no targetId") }
         let attached = try send("Target.attachToTarget", ["targetId": id, "flatten": true])
         guard let session = attached["sessionId"] as? String else { throw Failure(description: "Target.attachToTarget: no sessionId") }
