@@ -57,7 +57,7 @@ struct BrowserLifecycleTests {
         let frozenGone = Date().timeIntervalSince(frozen)
         #expect(pages[2].until("String(!document.getElementById('tile-alice'))", is: "true"), "carol still shows alice")
         #expect(Waiting.until { log.left.contains("alice") }, "\(log.lines.withLock { $0 })")
-        // carol stays, and still hears nobody else's audio but is in the call.
+        // carol stays in the call, alone.
         #expect(try pages[2].evaluate("meeting.state") == "connected")
         #expect(try pages[2].evaluate("String(document.querySelectorAll('.tile').length)") == "1")
         print(
