@@ -91,6 +91,47 @@ struct BrowserSpeakerTests {
         print("measured: joins began within \(Int(room.spread)) ms; speaker sequences \(room.views); detect \(room.expected); SDK client received \(room.received)")
     }
 
+    @Test("A browser hears two SDK clients talking at once: the server mixes them into its one track")
+    func aBrowserHearsTwoTalkersAtOnce() async throws {
+        let server = try CallTestServer.server(iceHost: "127.0.0.1")
+        defer { server.stop() }
+        // alice hums 500 Hz and bob 1300 Hz, both at once and equally loud (20 s at 48 kHz).
+        var meetings: [Meeting] = []
+        defer { meetings.forEach { $0.leave() } }
+        for (name, frequency) in [("alice", 500.0), ("bob", 1300.0)] {
+            let tone = (0..<(20 * 48000)).map { Float(0.1 * sin(2 * Double.pi * frequency * Double($0) / 48000)) }
+            let track = CustomMicrophoneTrack(source: FileMicrophone(samples: tone), label: name)
+            meetings.append(CallEndToEndTests.meeting(server, name, track: track))
+        }
+        try await CallEndToEndTests.joinTogether(meetings)
+
+        let browser = try Browsers.browser(microphone: "/dev/null")
+        defer { browser.close() }
+        let page = try Browsers.open("viewer", in: browser, server: server, role: .subscriber)
+        try Browsers.click(page, "join")
+        try #require(page.until("meeting.state", is: "connected", timeout: 30), "the page did not connect")
+        try #require(page.until("String(!!document.getElementById('remote').srcObject)", is: "true"))
+        // The page's audio element plays the server's track; an analyser on it gives the spectrum (dB).
+        _ = try page.evaluate("""
+            window.context = new AudioContext(); window.analyser = context.createAnalyser(); analyser.fftSize = 4096;
+            context.createMediaStreamSource(document.getElementById('remote').srcObject).connect(analyser); "ok"
+            """)
+        let spectrum = """
+            (() => { const d = new Float32Array(analyser.frequencyBinCount); analyser.getFloatFrequencyData(d);
+              const peak = (f) => { const b = Math.round(f * analyser.fftSize / context.sampleRate); return Math.max(d[b - 1], d[b], d[b + 1]); };
+              return [500, 1300, 900].map((f) => peak(f).toFixed(1)).join(" "); })()
+            """
+        var last = ""
+        // Both tones stand 20 dB above the spectrum between them, in the same analysis window.
+        let both = await Waiting.until(timeout: 30) {
+            last = (try? page.evaluate(spectrum)) ?? ""
+            let levels = last.split(separator: " ").compactMap { Double($0) }
+            return levels.count == 3 && levels[0] > levels[2] + 20 && levels[1] > levels[2] + 20 && levels[0] > -80 && levels[1] > -80
+        }
+        #expect(both, "dB at 500, 1300 and 900 Hz: \(last)")
+        print("measured: the browser's spectrum of the server's mix, dB at 500 Hz (alice), 1300 Hz (bob), 900 Hz (neither): \(last)")
+    }
+
     /// Opt-in (`ACTIVESPEAKER_WEBRTC_MEASURE=1`): the same room with m1-clean's recordings as they are
     /// (25 s, turns that abut: alice's ends where carol's begins), whose order the joins' spread could
     /// change. Prints whether each view matched `detect`; asserts nothing about it.
