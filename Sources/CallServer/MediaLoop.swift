@@ -159,6 +159,7 @@ final class MediaLoop: @unchecked Sendable {
     private var hops: [Float] = []
     private var hopHeld: [Bool] = []
     private var mixHop = [Float](repeating: 0, count: AnalysisFormat.hopSize)
+    private var roomSum = [Float](repeating: 0, count: AnalysisFormat.hopSize)
     /// Where datagrams reach `socket`: no receiver may be one of these, and none is taken from one.
     private var ownAddresses: UDPSocket.OwnAddresses
 
@@ -472,26 +473,32 @@ final class MediaLoop: @unchecked Sendable {
         delegate?.tickEnded(ticks: ticks)
     }
 
-    /// Gives each WebRTC member this tick's sum of the other publishers' hops in its room.
-    /// - Complexity: O(members of the room × hop) per mixing member. Allocates nothing.
+    /// Gives each WebRTC member this tick's sum of the other publishers' hops in its room: the room's
+    /// sum once, then for each member that sum less its own hop.
+    /// - Complexity: O(members × hop) per room with a mixing member. Allocates nothing.
     private func sendMixes() {
         let size = AnalysisFormat.hopSize
-        for index in members.indices where members[index].mix != nil {
-            guard let receiver = members[index].receiver, let room = rooms[members[index].room] else { continue }
-            for i in 0..<size { mixHop[i] = 0 }
-            for other in room.members where other != index && hopHeld[other] {
-                let start = other * size
-                for i in 0..<size { mixHop[i] += hops[start + i] }
+        for room in rooms.values {
+            guard room.members.contains(where: { members[$0].mix != nil }) else { continue }
+            for i in 0..<size { roomSum[i] = 0 }
+            for member in room.members where hopHeld[member] {
+                let start = member * size
+                for i in 0..<size { roomSum[i] += hops[start + i] }
             }
-            let socket = self.socket
-            var sent = 0, failed = 0
-            mixHop.withUnsafeBufferPointer { mix in
-                members[index].mix?.add(mix) { packet in
-                    if socket.send(packet, to: receiver) { sent += 1 } else { failed += 1 }
+            for index in room.members where members[index].mix != nil {
+                guard let receiver = members[index].receiver else { continue }
+                let start = index * size, own = hopHeld[index]
+                for i in 0..<size { mixHop[i] = own ? roomSum[i] - hops[start + i] : roomSum[i] }
+                let socket = self.socket
+                var sent = 0, failed = 0
+                mixHop.withUnsafeBufferPointer { mix in
+                    members[index].mix?.add(mix) { packet in
+                        if socket.send(packet, to: receiver) { sent += 1 } else { failed += 1 }
+                    }
                 }
+                counters.mixed += sent
+                counters.sendFailures += failed
             }
-            counters.mixed += sent
-            counters.sendFailures += failed
         }
     }
 

@@ -89,6 +89,9 @@ struct BrowserLifecycleTests {
             try Browsers.click(page, "leave")
             try #require(page.until("meeting.state", is: "idle"), "round \(round): did not leave")
             try #require(Waiting.until(timeout: 30) { server.webRTCSessionCount == 0 }, "round \(round): session not closed")
+            // The media loop takes the leave at its next tick; until then a last packet may still be accepted.
+            let ticks = server.mediaStatistics.tickTimes.count
+            try #require(Waiting.until { server.mediaStatistics.tickTimes.count >= ticks + 5 })
         }
         /// Waits until the thread count stops falling (GStreamer's and GLib's threads end a moment after a close).
         func settledThreads() -> Int {

@@ -9,7 +9,7 @@ import TestSupport
 /// one's fake microphone plays one participant of Fixtures' meeting m1-clean, it joins over WebRTC, the
 /// server's engine names it as the speaker, it hears the others, its mute stops its packets at the
 /// server, and a moderator's removal closes its peer connection.
-@Suite(.serialized, .enabled(if: WebRTCAvailable.peer, "needs GStreamer's webrtcbin and libnice: bash tools/install-deps.sh"))
+@Suite(.serialized, .realTime, .enabled(if: WebRTCAvailable.peer, "needs GStreamer's webrtcbin and libnice: bash tools/install-deps.sh"))
 struct BrowserParticipantTests {
     static let sox = ["/usr/bin/sox", "/usr/local/bin/sox"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
