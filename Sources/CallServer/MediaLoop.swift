@@ -73,7 +73,8 @@ public struct TickTimes: Sendable, Equatable {
 }
 
 /// The media plane: one UDP socket for all RTP, the jitter buffers and Opus decoders of the publishers,
-/// forwarding, and the engine deciding each room's dominant speaker every 10 ms.
+/// forwarding, the engine deciding each room's dominant speaker every 10 ms, and the mixes of WebRTC
+/// members (`WebRTCMix`, from the same decoded hops).
 ///
 /// Runs on its own thread. Everything inside is owned by that thread; the only shared things are the
 /// command queue (a `Mutex`), the statistics (a `Mutex`, updated once per tick), the tick count (an
