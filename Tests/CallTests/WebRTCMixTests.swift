@@ -1,3 +1,4 @@
+import CAllocationCounter
 import CallProtocol
 import Foundation
 import SpeakerCore
@@ -35,6 +36,26 @@ import TestSupport
             let bytes = Array(buffer[..<count])
             if case .packet(let packet) = bytes.withUnsafeBytes({ RTPPacket.parse($0, audioLevelID: 1) }) { packets.append((packet, bytes)) }
         }
+    }
+
+    @Test("The mix's stage allocates nothing per hop after warm-up, and makes one packet every 20 ms")
+    func theMixAllocatesNothing() throws {
+        var mix = try WebRTCMix(ssrc: 7)
+        let hop = (0..<160).map { Float(0.3 * sin(Double($0) * 0.2)) }
+        var packets = 0, bytes = 0, allocations = 0
+        hop.withUnsafeBufferPointer { hop in
+            for round in 0..<1000 {
+                let before = allocation_counter_current_thread()
+                mix.add(hop) { packet in
+                    packets += 1
+                    bytes += packet.count
+                }
+                if round >= 10 { allocations += allocation_counter_current_thread() - before }
+            }
+        }
+        #expect(allocations == 0)
+        #expect(packets == 500 && mix.packetsMade == 500)
+        #expect(bytes > 500 * 12)
     }
 
     @Test("A WebRTC member hears the other publishers mixed in one Opus stream without its own voice; a plain member gets each one's packets")
