@@ -1,6 +1,7 @@
 import CallClient
 import CallProtocol
 import CallServer
+import CallTransport
 import Foundation
 import SpeakerEval
 import SpeakerIO
@@ -129,6 +130,9 @@ struct BrowserSpeakerTests {
             return levels.count == 3 && levels[0] > levels[2] + 20 && levels[1] > levels[2] + 20 && levels[0] > -80 && levels[1] > -80
         }
         #expect(both, "dB at 500, 1300 and 900 Hz: \(last)")
+        #expect(server.mediaStatistics.mixed > 0)
+        let metrics = String(decoding: server.handle(HTTPRequest(method: "GET", path: "/metrics"), from: PeerAddress(host: "127.0.0.1", port: 50000)).body, as: UTF8.self)
+        #expect(metrics.contains("\nactivespeaker_rtp_packets_mixed_total "), "\(metrics)")
         print("measured: the browser's spectrum of the server's mix, dB at 500 Hz (alice), 1300 Hz (bob), 900 Hz (neither): \(last)")
     }
 
