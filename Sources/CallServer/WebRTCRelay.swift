@@ -88,7 +88,8 @@ final class WebRTCRelay: Sendable {
         bytes.withUnsafeBytes { _ = socket.send($0, to: mediaLoop) }
     }
 
-    /// The relay thread: forwarded packets from the media loop, one source at a time, to the browser.
+    /// The relay thread: the media loop's mix (or, without one, its forwarded packets, one source at a
+    /// time) to the browser.
     private func forward(mediaLoop: SocketAddress) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
         defer { buffer.deallocate() }
