@@ -81,7 +81,7 @@ let package = Package(
         .testTarget(name: "CallTransportTests", dependencies: ["CallTransport", "TestSupport"]),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "TestSupport"]),
         .testTarget(name: "CallWebRTCTests", dependencies: ["CallWebRTC", "CallTransport", "SpeakerIO", "TestSupport"]),
-        .testTarget(name: "CallTests", dependencies: ["CallServer", "CallClient", "CallProtocol", "CallTransport", "CallWebRTC", "Redis", "SpeakerCore", "SpeakerIO", "SpeakerEval", "TestSupport"]),
+        .testTarget(name: "CallTests", dependencies: ["CallServer", "CallClient", "CallProtocol", "CallTransport", "CallWebRTC", "Redis", "SpeakerCore", "SpeakerIO", "SpeakerEval", "TestSupport", "CAllocationCounter"]),
     ],
     swiftLanguageModes: [.v6]
 )

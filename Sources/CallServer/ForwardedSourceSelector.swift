@@ -1,9 +1,11 @@
 /// Which of a room's forwarded streams a WebRTC session passes on to its browser.
 ///
 /// The server answers a browser with one audio track (webrtcbin's one send transceiver, no
-/// renegotiation), and the server does not mix: so of several members sending at once, the browser
-/// hears one at a time. The selector keeps the stream it has (no switching mid-word) until another is
-/// clearly louder or it stops:
+/// renegotiation). The media loop normally sends it one stream, the mix (`WebRTCMix`), which this
+/// selector passes; only when a member has no mix (libopus refused an encoder) does it forward every
+/// publisher's packets, and then of several members sending at once the browser hears one at a time.
+/// The selector keeps the stream it has (no switching mid-word) until another is clearly louder or it
+/// stops:
 /// - each source's loudness is the RFC 6464 level of its packets (dBov), smoothed per packet
 ///   (`smoothing`: about 10 packets, 200 ms of Opus at 20 ms); a packet without a level counts as −127;
 /// - another source takes over when its smoothed loudness exceeds the current one's by `margin` dB,

@@ -38,6 +38,8 @@ public struct MediaStatistics: Sendable, Equatable {
     public var malformed = 0
     /// Forwarding copies the kernel refused (full socket buffer).
     public var sendFailures = 0
+    /// Mixed packets sent to WebRTC members (`WebRTCMix`: 20 ms each, one stream per member).
+    public var mixed = 0
     /// Dropped: sent from the server's own RTP address (a forwarding loop's datagram coming back).
     public var fromSelf = 0
     /// Receivers refused because datagrams sent there would arrive on the server's own RTP socket.
@@ -71,7 +73,8 @@ public struct TickTimes: Sendable, Equatable {
 }
 
 /// The media plane: one UDP socket for all RTP, the jitter buffers and Opus decoders of the publishers,
-/// forwarding, and the engine deciding each room's dominant speaker every 10 ms.
+/// forwarding, the engine deciding each room's dominant speaker every 10 ms, and the mixes of WebRTC
+/// members (`WebRTCMix`, from the same decoded hops).
 ///
 /// Runs on its own thread. Everything inside is owned by that thread; the only shared things are the
 /// command queue (a `Mutex`), the statistics (a `Mutex`, updated once per tick), the tick count (an
@@ -113,6 +116,8 @@ final class MediaLoop: @unchecked Sendable {
         var jitter: RTPStreamReceiver?
         /// The publisher's packet budget (only a bound sender spends it).
         var budget: RateBudget
+        /// A WebRTC member's mix of the others (`bind`), sent instead of their forwarded packets.
+        var mix: WebRTCMix?
     }
 
     private struct MediaRoom {
@@ -149,6 +154,13 @@ final class MediaLoop: @unchecked Sendable {
     private var roomOfEngineRoom: [RoomID: CallRoomID] = [:]
     private var counters = MediaStatistics()
     private var ticks = 0
+    /// Whether any member hears a mix; then each tick keeps every member's decoded hop in `hops`.
+    private var mixing = false
+    /// Each member's hop of this tick (`hopSize` samples at `index * hopSize`), and whether it has one.
+    private var hops: [Float] = []
+    private var hopHeld: [Bool] = []
+    private var mixHop = [Float](repeating: 0, count: AnalysisFormat.hopSize)
+    private var roomSum = [Float](repeating: 0, count: AnalysisFormat.hopSize)
     /// Where datagrams reach `socket`: no receiver may be one of these, and none is taken from one.
     private var ownAddresses: UDPSocket.OwnAddresses
 
@@ -312,6 +324,12 @@ final class MediaLoop: @unchecked Sendable {
             members[index].source = sender.flatMap { SocketAddress(host: $0.host, port: $0.port ?? 0) }
             members[index].receiver = acceptable(receiver: receiver.flatMap { SocketAddress(host: $0.host, port: $0.port) })
             if let ssrc = members[index].ssrc, sender != nil, members[index].stream == nil { publish(&members[index], ssrc: ssrc, in: mediaRoom) }
+            // A WebRTC session hears the others mixed: its browser has one track from the server.
+            if members[index].receiver == nil {
+                members[index].mix = nil
+            } else if members[index].mix == nil {
+                members[index].mix = try? WebRTCMix(ssrc: UInt32.random(in: 1...UInt32.max))
+            }
             reindex()
         case .removeMember(let room, let participant):
             if let index = memberOfKey[MemberKey(room: room, participant: participant)] { removeMember(at: index) }
@@ -372,6 +390,9 @@ final class MediaLoop: @unchecked Sendable {
             if let stream = member.stream { memberOfStream[stream] = index }
             rooms[member.room]?.members.append(index)
         }
+        mixing = members.contains { $0.mix != nil }
+        hops = [Float](repeating: 0, count: mixing ? members.count * AnalysisFormat.hopSize : 0)
+        hopHeld = [Bool](repeating: false, count: mixing ? members.count : 0)
     }
 
     /// Checks a datagram against the bindings, forwards it, and hands it to the publisher's jitter buffer.
@@ -408,7 +429,7 @@ final class MediaLoop: @unchecked Sendable {
             return
         }
         counters.accepted += 1
-        for other in rooms[member.room]?.members ?? [] where members[other].participant != member.participant {
+        for other in rooms[member.room]?.members ?? [] where members[other].participant != member.participant && members[other].mix == nil {
             guard let receiver = members[other].receiver else { continue }
             if socket.send(bytes, to: receiver) { counters.forwarded += 1 } else { counters.sendFailures += 1 }
         }
@@ -416,13 +437,20 @@ final class MediaLoop: @unchecked Sendable {
     }
 
     private func tick(_ hop: UnsafeMutableBufferPointer<Float>, began: UInt64) {
-        for member in members {
+        for (index, member) in members.enumerated() {
+            if mixing { hopHeld[index] = false }
             guard let jitter = member.jitter, let stream = member.stream else { continue }
             if case .audio = jitter.pull(tick: ticks, into: hop) {
                 engine.submit(UnsafeBufferPointer(hop), to: stream)
                 if recordsAudio { delegate?.recordHop(room: member.room, participant: member.participant, hop: UnsafeBufferPointer(hop), tick: ticks) }
+                if mixing {
+                    let start = index * AnalysisFormat.hopSize
+                    for i in 0..<AnalysisFormat.hopSize { hops[start + i] = hop[i] }
+                    hopHeld[index] = true
+                }
             }
         }
+        if mixing { sendMixes() }
         engine.tick()
         ticks += 1
         publishedTicks.store(ticks, ordering: .releasing)
@@ -444,6 +472,35 @@ final class MediaLoop: @unchecked Sendable {
         let snapshot = counters
         statisticsBox.withLock { $0 = snapshot }
         delegate?.tickEnded(ticks: ticks)
+    }
+
+    /// Gives each WebRTC member this tick's sum of the other publishers' hops in its room: the room's
+    /// sum once, then for each member that sum less its own hop.
+    /// - Complexity: O(members × hop) per room with a mixing member. Allocates nothing.
+    private func sendMixes() {
+        let size = AnalysisFormat.hopSize
+        for room in rooms.values {
+            guard room.members.contains(where: { members[$0].mix != nil }) else { continue }
+            for i in 0..<size { roomSum[i] = 0 }
+            for member in room.members where hopHeld[member] {
+                let start = member * size
+                for i in 0..<size { roomSum[i] += hops[start + i] }
+            }
+            for index in room.members where members[index].mix != nil {
+                guard let receiver = members[index].receiver else { continue }
+                let start = index * size, own = hopHeld[index]
+                for i in 0..<size { mixHop[i] = own ? roomSum[i] - hops[start + i] : roomSum[i] }
+                let socket = self.socket
+                var sent = 0, failed = 0
+                mixHop.withUnsafeBufferPointer { mix in
+                    members[index].mix?.add(mix) { packet in
+                        if socket.send(packet, to: receiver) { sent += 1 } else { failed += 1 }
+                    }
+                }
+                counters.mixed += sent
+                counters.sendFailures += failed
+            }
+        }
     }
 
     /// Adds one tick's work to the ring and the totals; once a second, takes the quantiles of the ring.

@@ -36,6 +36,9 @@ struct Metrics {
                 name: "activespeaker_rtp_packets_forwarded_total", help: "RTP packet copies sent to other members.", type: "counter",
                 samples: [("", Double(media.forwarded))]),
             Family(
+                name: "activespeaker_rtp_packets_mixed_total", help: "Mixed RTP packets sent to WebRTC members (20 ms each).", type: "counter",
+                samples: [("", Double(media.mixed))]),
+            Family(
                 name: "activespeaker_rtp_packets_dropped_total", help: "RTP packets dropped, by reason.", type: "counter",
                 samples: drops.map { (#"reason=""# + $0.0 + #"""#, Double($0.1)) }),
             Family(

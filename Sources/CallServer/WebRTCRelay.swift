@@ -13,10 +13,12 @@ import Synchronization
 ///   the SSRC to the participant, so the media loop accepts, drops (muted, over budget) and counts
 ///   these packets like any publisher's, decodes them for the engine and forwards them. A subscriber
 ///   (no SSRC) sends nothing.
-/// - Out: the media loop forwards the room's other publishers to the relay's socket, as to any
-///   member's `rtpPort`. The relay's thread takes the datagrams that come from the media loop's address
-///   (others are dropped), lets `ForwardedSourceSelector` pick one source at a time, and hands its
-///   packets to `peer.send(rtp:)` (which gives them the session's own SSRC and sequence).
+/// - Out: the media loop sends the relay's socket one stream, the room's other publishers mixed
+///   (`WebRTCMix`); should it have no mix for the member (libopus refused an encoder), it forwards their
+///   packets as to any member's `rtpPort`. The relay's thread takes the datagrams that come from the
+///   media loop's address (others are dropped), lets `ForwardedSourceSelector` pass one source at a
+///   time (the mix is the only one), and hands its packets to `peer.send(rtp:)` (which gives them the
+///   session's own SSRC and sequence).
 ///
 /// Threads: `onPacket` runs on webrtcbin's receive thread; the relay thread (`activespeaker-webrtc-relay`)
 /// waits on the socket; `close()` must come from neither (it waits for both), nor from a WebRTC
@@ -86,7 +88,8 @@ final class WebRTCRelay: Sendable {
         bytes.withUnsafeBytes { _ = socket.send($0, to: mediaLoop) }
     }
 
-    /// The relay thread: forwarded packets from the media loop, one source at a time, to the browser.
+    /// The relay thread: the media loop's mix (or, without one, its forwarded packets, one source at a
+    /// time) to the browser.
     private func forward(mediaLoop: SocketAddress) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
         defer { buffer.deallocate() }

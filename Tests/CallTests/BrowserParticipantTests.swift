@@ -9,7 +9,7 @@ import TestSupport
 /// one's fake microphone plays one participant of Fixtures' meeting m1-clean, it joins over WebRTC, the
 /// server's engine names it as the speaker, it hears the others, its mute stops its packets at the
 /// server, and a moderator's removal closes its peer connection.
-@Suite(.serialized, .enabled(if: WebRTCAvailable.peer, "needs GStreamer's webrtcbin and libnice: bash tools/install-deps.sh"))
+@Suite(.serialized, .realTime, .enabled(if: WebRTCAvailable.peer, "needs GStreamer's webrtcbin and libnice: bash tools/install-deps.sh"))
 struct BrowserParticipantTests {
     static let sox = ["/usr/bin/sox", "/usr/local/bin/sox"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
@@ -17,6 +17,8 @@ struct BrowserParticipantTests {
     final class Log: Sendable {
         let lines = Mutex<[String]>([])
         func append(_ line: String) { lines.withLock { $0.append(line) } }
+        /// The participants the server logged as leaving (`participant-left`), in order.
+        var left: [String] { values(of: "participant-left") }
         /// The participants the server named in `speaker-changed` so far.
         var speakers: Set<String> {
             lines.withLock { lines in
@@ -26,6 +28,17 @@ struct BrowserParticipantTests {
                     else { return nil }
                     return object["participant"] as? String
                 })
+            }
+        }
+        /// The `participant` of each logged line of `type`, in order.
+        func values(of type: String) -> [String] {
+            lines.withLock { lines in
+                lines.compactMap { line -> String? in
+                    guard line.contains("\"type\":\"\(type)\""),
+                        let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                    else { return nil }
+                    return object["participant"] as? String
+                }
             }
         }
     }

@@ -47,6 +47,8 @@ public final class HeadlessChromium {
     private var buffer: [UInt8] = []
     private var nextID = 0
     private var closed = false
+    /// Killed or stopped through `signal(_:)`: `close()` does not ask it to quit.
+    private var unresponsive = false
     /// Where the browser's standard output and error go (for failure messages).
     public let logPath: String
     private let profile: BrowserProfile
@@ -151,9 +153,10 @@ public final class HeadlessChromium {
     }
 
     /// Opens `url` in a new page with a viewport of the window's size and returns the session to
-    /// address the page with.
-    public func open(_ url: String) throws -> String {
-        let target = try send("Target.createTarget", ["url": "about:blank"])
+    /// address the page with. A browser just started on a loaded machine may take more than 10 s to
+    /// make its first page: `timeout` bounds that step.
+    public func open(_ url: String, timeout: Double = 30) throws -> String {
+        let target = try send("Target.createTarget", ["url": "about:blank"], timeout: timeout)
         guard let id = target["targetId"] as? String else { throw Failure(description: "Target.createTarget: no targetId") }
         let attached = try send("Target.attachToTarget", ["targetId": id, "flatten": true])
         guard let session = attached["sessionId"] as? String else { throw Failure(description: "Target.attachToTarget: no sessionId") }
@@ -190,12 +193,24 @@ public final class HeadlessChromium {
         return lines.isEmpty ? "" : "; browser log:\n" + lines.joined(separator: "\n")
     }
 
+    /// Sends `signal` to the browser's whole process group (renderers and helpers included) without
+    /// asking it anything: `SIGKILL` is a tab that disappears without closing (the kernel resets its
+    /// sockets), `SIGSTOP` one that hangs with its sockets open, `SIGCONT` wakes it. `close()` still
+    /// reaps it and removes its profile.
+    public func signal(_ signal: Int32) {
+        guard !closed else { return }
+        // Stopped or dead, it would not answer `Browser.close`; writing to a dead one's pipe raises SIGPIPE.
+        if signal == SIGKILL || signal == SIGSTOP { unresponsive = true }
+        if signal == SIGCONT { unresponsive = false }
+        kill(-pid, signal)
+    }
+
     /// Asks the browser to quit (it then ends its own helper processes), waits for it at most 3 s,
     /// then kills its whole process group anyway and removes its profile. Idempotent.
     public func close() {
         guard !closed else { return }
         closed = true
-        _ = try? send("Browser.close", timeout: 2)
+        if !unresponsive { _ = try? send("Browser.close", timeout: 2) }
         Glibc.close(commands)
         Glibc.close(answers)
         var status: Int32 = 0
