@@ -8,7 +8,7 @@ import TestSupport
 /// closed; a hundred joins and leaves leave the server's threads and memory where they were.
 @Suite(
     .serialized, .realTime, .enabled(if: WebRTCAvailable.peer, "needs GStreamer's webrtcbin and libnice: bash tools/install-deps.sh"),
-    .enabled(if: HeadlessChromium.executable != nil && BrowserParticipantTests.sox != nil, "needs chromium and sox: bash tools/install-deps.sh"))
+    .enabled(if: HeadlessChromium.executable != nil && HeadlessChromium.sox != nil, "needs chromium and sox: bash tools/install-deps.sh"))
 struct BrowserLifecycleTests {
     typealias Browsers = BrowserParticipantTests
 

@@ -11,7 +11,6 @@ import TestSupport
 /// server, and a moderator's removal closes its peer connection.
 @Suite(.serialized, .realTime, .enabled(if: WebRTCAvailable.peer, "needs GStreamer's webrtcbin and libnice: bash tools/install-deps.sh"))
 struct BrowserParticipantTests {
-    static let sox = ["/usr/bin/sox", "/usr/local/bin/sox"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// The server's log lines, kept.
     final class Log: Sendable {
@@ -46,12 +45,7 @@ struct BrowserParticipantTests {
     /// `name`'s recording as 48 kHz 16-bit mono WAV (sox), what Chromium's fake microphone plays (in a loop).
     static func wav(_ name: String, in profile: BrowserProfile) throws -> String {
         let output = profile.path("\(name).wav")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(sox))
-        process.arguments = [FixturePaths.file("meetings/m1-clean/\(name).flac"), "-r", "48000", "-b", "16", "-c", "1", output]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "sox failed on \(name)")
+        try HeadlessChromium.writeMicrophoneFile(from: FixturePaths.file("meetings/m1-clean/\(name).flac"), to: output)
         return output
     }
 
@@ -99,7 +93,7 @@ struct BrowserParticipantTests {
 
     @Test(
         "Three browsers join through the meeting page, are named as speakers, hear each other, mute, and one is removed",
-        .enabled(if: HeadlessChromium.executable != nil && sox != nil, "needs chromium and sox: bash tools/install-deps.sh"))
+        .enabled(if: HeadlessChromium.executable != nil && HeadlessChromium.sox != nil, "needs chromium and sox: bash tools/install-deps.sh"))
     func threeBrowsersInACall() throws {
         let log = Log()
         let profile = try BrowserProfile()
@@ -215,7 +209,7 @@ struct BrowserParticipantTests {
     @Test(
         "Server CPU for a plain-RTP and a WebRTC participant (measurement, prints figures)",
         .enabled(if: ProcessInfo.processInfo.environment["ACTIVESPEAKER_WEBRTC_MEASURE"] == "1", "set ACTIVESPEAKER_WEBRTC_MEASURE=1"),
-        .enabled(if: HeadlessChromium.executable != nil && sox != nil, "needs chromium and sox"))
+        .enabled(if: HeadlessChromium.executable != nil && HeadlessChromium.sox != nil, "needs chromium and sox"))
     func measureServerCPU() throws {
         let server = try CallTestServer.server(iceHost: "127.0.0.1")
         defer { server.stop() }

@@ -142,7 +142,7 @@ struct BrowserSpeakerTests {
     @Test(
         "The mixed room on the original recordings (measurement, prints whether the views match detect)",
         .enabled(if: ProcessInfo.processInfo.environment["ACTIVESPEAKER_WEBRTC_MEASURE"] == "1", "set ACTIVESPEAKER_WEBRTC_MEASURE=1"),
-        .enabled(if: Browsers.sox != nil, "needs sox"))
+        .enabled(if: HeadlessChromium.sox != nil, "needs sox"))
     func measureMixedRoomOnTheOriginalRecordings() async throws {
         let profile = try BrowserProfile()
         defer { profile.remove() }

@@ -9,17 +9,11 @@ import TestSupport
 /// server's `WebRTCPeer` receives its Opus RTP (with RFC 6464 levels) and sends a tone back.
 @Suite(.serialized)
 struct BrowserTests {
-    static let sox = ["/usr/bin/sox", "/usr/local/bin/sox"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// The speech the browser's microphone plays: Fixtures' alice.flac as 48 kHz 16-bit mono WAV.
     static func speechWAV(in profile: BrowserProfile) throws -> String {
         let output = profile.path("speech.wav")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(sox))
-        process.arguments = [FixturePaths.file("meetings/m1-clean/alice.flac"), "-r", "48000", "-b", "16", "-c", "1", output]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "sox failed")
+        try HeadlessChromium.writeMicrophoneFile(from: FixturePaths.file("meetings/m1-clean/alice.flac"), to: output)
         return output
     }
 
@@ -77,7 +71,7 @@ struct BrowserTests {
     @Test(
         "Chromium's microphone reaches the server as Opus RTP with audio levels, and the server's audio reaches Chromium",
         .enabled(if: GStreamerInstalled.webrtc, "needs GStreamer's webrtcbin and libnice: bash tools/install-deps.sh"),
-        .enabled(if: HeadlessChromium.executable != nil && sox != nil, "needs chromium and sox: bash tools/install-deps.sh"))
+        .enabled(if: HeadlessChromium.executable != nil && HeadlessChromium.sox != nil, "needs chromium and sox: bash tools/install-deps.sh"))
     func browserRoundTrip() throws {
         PeerTests.threadCountLock.lock()
         defer { PeerTests.threadCountLock.unlock() }
@@ -159,7 +153,7 @@ struct BrowserTests {
     @Test(
         "Measurement: CPU of one peer receiving and sending for 20 s, against 20 s without a peer",
         .enabled(if: ProcessInfo.processInfo.environment["ACTIVESPEAKER_WEBRTC_MEASURE"] != nil, "set ACTIVESPEAKER_WEBRTC_MEASURE=1"),
-        .enabled(if: HeadlessChromium.executable != nil && sox != nil, "needs chromium and sox"))
+        .enabled(if: HeadlessChromium.executable != nil && HeadlessChromium.sox != nil, "needs chromium and sox"))
     func measureCPU() throws {
         PeerTests.threadCountLock.lock()
         defer { PeerTests.threadCountLock.unlock() }

@@ -239,3 +239,20 @@ public struct BrowserProfile: Sendable {
 
     public func remove() { try? FileManager.default.removeItem(at: url) }
 }
+
+extension HeadlessChromium {
+    /// sox, which makes the fake microphone's files; nil when it is not installed.
+    public static let sox = ["/usr/bin/sox", "/usr/local/bin/sox"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// Writes `input` (any file sox reads) to `output` as 48 kHz 16-bit mono WAV: what Chromium's fake
+    /// microphone plays, in a loop (`--use-file-for-fake-audio-capture`).
+    public static func writeMicrophoneFile(from input: String, to output: String) throws {
+        guard let sox else { throw Failure(description: "sox is not installed") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: sox)
+        process.arguments = [input, "-r", "48000", "-b", "16", "-c", "1", output]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw Failure(description: "sox failed on \(input)") }
+    }
+}

@@ -21,7 +21,7 @@ struct ServeWebRTCCLITests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let wav = directory.path("alice.wav")
-        try TestAudio.runTool("sox", [FixturePaths.file("meetings/m1-clean/alice.flac"), "-r", "48000", "-b", "16", "-c", "1", wav])
+        try HeadlessChromium.writeMicrophoneFile(from: FixturePaths.file("meetings/m1-clean/alice.flac"), to: wav)
         let (server, http, _) = try CallCLITests.serve(["--ice-host", "127.0.0.1", "--stun", "stun://127.0.0.1:3478"])
         defer {
             server.interrupt()

@@ -270,7 +270,7 @@ public final class Engine {
             var position = slice.lowerBound
             while position < slice.upperBound {
                 unowned(unsafe) let channel = channels[analysisOrder[position]]!
-                if channel.carriesLevels { analyzeLevel(channel) } else { analyze(channel, with: shard.analyzer) }
+                analyzeStream(channel, with: shard.analyzer)
                 position += 1
             }
         case .decision:
@@ -292,10 +292,9 @@ public final class Engine {
         guard shards.count > 1 else { return }
         var largest = 0
         for shard in shards {
-            var count = 0
-            for room in shard.rooms { count += rooms[room]!.members.count }
-            largest = max(largest, count)
+            let before = analysisOrder.count
             for room in shard.rooms { analysisOrder.append(contentsOf: rooms[room]!.members) }
+            largest = max(largest, analysisOrder.count - before)
         }
         let even = (analysisOrder.count + shards.count - 1) / shards.count
         guard largest > even + max(16, even / 4) else {
@@ -401,11 +400,17 @@ public final class Engine {
             var member = 0
             while member < room.members.count {
                 unowned(unsafe) let channel = channels[room.members[member]]!
-                if channel.carriesLevels { analyzeLevel(channel) } else { analyze(channel, with: shard.analyzer) }
+                analyzeStream(channel, with: shard.analyzer)
                 member += 1
             }
             decide(room, frame: frame, events: &shard.events)
         }
+    }
+
+    /// One stream's frame: its level (a level stream) or its audio analysed.
+    @inline(__always)
+    private func analyzeStream(_ channel: StreamChannel, with analyzer: SpectralAnalyzer) {
+        if channel.carriesLevels { analyzeLevel(channel) } else { analyze(channel, with: analyzer) }
     }
 
     private func analyze(_ channel: StreamChannel, with analyzer: SpectralAnalyzer) {

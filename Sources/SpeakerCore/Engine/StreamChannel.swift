@@ -40,8 +40,8 @@ final class StreamChannel {
     /// Smoothed mean square of the hops, for reported levels.
     @exclusivity(unchecked) var smoothedMeanSquare: Float = 0
 
-    /// - Parameter index: the stream's index in the engine, which spreads the streams' resting analyses
-    ///   over the ticks (see `VoiceActivityConfiguration.restingInterval`).
+    /// - Parameter id: the stream's id; its slot spreads the streams' resting analyses over the ticks
+    ///   (see `VoiceActivityConfiguration.restingInterval`).
     init(name: String, id: StreamID, room: Int, configuration: EngineConfiguration) {
         self.name = name
         self.id = id

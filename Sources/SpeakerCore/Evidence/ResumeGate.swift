@@ -62,9 +62,6 @@ struct ResumeGate {
     private var lowest: Float = .greatestFiniteMagnitude
     private var highest: Float = -.greatestFiniteMagnitude
 
-    /// True while the gate watches a sound.
-    var isWatching: Bool { watched != nil }
-
     /// Takes one hop.
     /// - Parameters:
     ///   - energyDBFS: the hop's energy.
