@@ -168,12 +168,7 @@ struct DetectCommand: Command {
         printConfiguration = options.has("print-config")
         downmix = options.has("downmix")
         quiet = options.has("quiet")
-        if let text = options.value("jobs") {
-            guard let count = Int(text), (1...256).contains(count) else { throw .usage("--jobs \(text): expected 1-256") }
-            jobs = count
-        } else {
-            jobs = ProcessInfo.processInfo.activeProcessorCount
-        }
+        jobs = try options.jobs()
         if !printConfiguration && files.isEmpty { throw .usage("no audio files given") }
     }
 

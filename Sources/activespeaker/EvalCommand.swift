@@ -122,12 +122,7 @@ struct EvalCommand: Command {
         json = options.has("json")
         plotsFolder = options.value("plots")
         perStream = options.has("per-stream")
-        if let text = options.value("jobs") {
-            guard let count = Int(text), (1...256).contains(count) else { throw .usage("--jobs \(text): expected 1-256") }
-            jobs = count
-        } else {
-            jobs = ProcessInfo.processInfo.activeProcessorCount
-        }
+        jobs = try options.jobs()
     }
 
     /// The policy called `name`.

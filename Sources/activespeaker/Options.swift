@@ -50,6 +50,14 @@ struct ParsedOptions: Sendable {
     /// All values of a repeatable option, in the order given.
     func all(_ name: String) -> [String] { values[name] ?? [] }
 
+    /// `--jobs N`: threads to use, 1–256; every core when not given.
+    /// - Throws: `CommandError.usage` for anything but a whole number in range.
+    func jobs() throws(CommandError) -> Int {
+        guard let text = value("jobs") else { return ProcessInfo.processInfo.activeProcessorCount }
+        guard let count = Int(text), (1...256).contains(count) else { throw .usage("--jobs \(text): expected 1-256") }
+        return count
+    }
+
     /// Parses `arguments` (the words after the command name) against `specs`.
     ///
     /// Accepts `--name VALUE`, `--name=VALUE`, `-x VALUE`, flags, and `--` to end options (so a file may be
