@@ -101,9 +101,14 @@ import TestSupport
             #expect(received.count == 2, "\(received)")
             #expect(received.values.allSatisfy { $0 > 100 }, "\(received)")
         }
-        for meeting in meetings { meeting.leave() }
+        // The media counters of the call itself, taken before the leaves: a packet a client sent just
+        // before leaving may reach the server after its binding is gone, and is rightly dropped as
+        // unknown (a loaded CI run failed here once, 2026-12-02, on the combined check below).
         let statistics = server.mediaStatistics
-        #expect(statistics.accepted > 1000 && statistics.unknownSSRC == 0 && statistics.wrongSource == 0)
+        for meeting in meetings { meeting.leave() }
+        #expect(statistics.accepted > 1000, "\(statistics)")
+        #expect(statistics.unknownSSRC == 0, "\(statistics)")
+        #expect(statistics.wrongSource == 0, "\(statistics)")
 
         // The recording: a meeting folder eval can read, aligned on room time.
         server.stop()
