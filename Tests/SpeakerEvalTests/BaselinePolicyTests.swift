@@ -21,9 +21,9 @@ struct LevelScript {
         var changes: [(time: Double, holder: Int?)] = []
         members.withUnsafeBufferPointer { members in
             for (frame, levels) in hops.enumerated() {
-                let (changed, holder) = policy.update(now: frame, members: members) { index in
+                let (changed, holder) = policy.update(now: frame, members: members) { position in
                     var observation = SpeakerObservation()
-                    observation.level = levels[index]
+                    observation.level = levels[position]
                     return observation
                 }
                 if changed { changes.append((Double(frame + 1) / 100, holder)) }

@@ -22,8 +22,8 @@ import Foundation
 public final class Engine {
     /// The configuration, validated.
     public let configuration: EngineConfiguration
-    /// `configuration.vad`'s times in frames.
-    private let vadTiming: VoiceActivityDetector.Timing
+    /// What every room decides with (`configuration`'s times and smoothing factors, computed once).
+    private let decisionSettings: RoomDecision.Settings
     /// Ticks processed so far.
     public private(set) var ticks = 0
     /// Seconds of stream time processed: the end of the last hop.
@@ -65,11 +65,7 @@ public final class Engine {
     private let shards: [Shard]
     private var threads: [WorkerThread] = []
     private let workersDone = DispatchSemaphore(value: 0)
-    /// Sources compared with each leakage candidate, at most.
-    private static let leakSourceLimit = 4
     private let levelSmoothing: Float
-    private let speechLevelSmoothing: Float
-    private let activitySmoothing: Float
     /// The sound classifier, when `configuration.vad.classifier` is on.
     private let classifier: SoundClassifier?
 
@@ -84,13 +80,11 @@ public final class Engine {
         try configuration.validate()
         try ConfigurationError.check(workers >= 1 && workers <= 256, "workers", "1…256")
         self.configuration = configuration
-        vadTiming = VoiceActivityDetector.Timing(configuration.vad)
+        decisionSettings = RoomDecision.Settings(configuration)
         self.workers = workers
         shards = (0..<workers).map { _ in Shard(overSubtraction: configuration.vad.overSubtraction) }
         let hop = AnalysisFormat.hopDuration
         levelSmoothing = Float(exp(-hop / configuration.levelTimeConstant))
-        speechLevelSmoothing = Float(exp(-hop / configuration.leakage.speechLevelTimeConstant))
-        activitySmoothing = Float(exp(-hop / configuration.selection.activityTimeConstant))
         classifier = configuration.vad.classifier ? SoundClassifier.shipped : nil
         for index in 1..<max(1, workers) {
             threads.append(WorkerThread(name: "activespeaker-\(index)", done: workersDone) { [unowned self] in
@@ -115,7 +109,8 @@ public final class Engine {
         let id = RoomID(rawValue: index, generation: generation)
         let shard = shards.min { $0.rooms.count < $1.rooms.count }!
         let kind = policy ?? configuration.selection.policy
-        let state = RoomState(name: name, id: id, policy: kind.make(configuration.selection), shard: shard)
+        let decision = RoomDecision(room: id, policy: kind.make(configuration.selection), settings: decisionSettings)
+        let state = RoomState(name: name, id: id, decision: decision, shard: shard)
         if index == rooms.count { rooms.append(state) } else { rooms[index] = state }
         layoutChanged = true
         shard.rooms.append(index)
@@ -133,8 +128,7 @@ public final class Engine {
         let channel = StreamChannel(name: name, id: id, room: room.rawValue, configuration: configuration)
         if index == channels.count { channels.append(channel) } else { channels[index] = channel }
         layoutChanged = true
-        state.members.append(index)
-        state.sizeScratch()
+        state.decision.add(channel.talker, slot: index)
         state.shard.events.reserveCapacity(2 * state.shard.rooms.reduce(0) { $0 + rooms[$1]!.members.count } + 16)
         return id
     }
@@ -161,18 +155,11 @@ public final class Engine {
         defer { confinement.leave() }
         let channel = channel(stream)
         let room = rooms[channel.room]!
-        if case .ended(let last) = channel.vad.stop() {
-            room.shard.events.append(.speech(stream: stream, active: false, time: time, since: endTime(ofFrame: last)))
-        }
+        room.decision.remove(slot: stream.rawValue, time: time, events: &room.shard.events)
         layoutChanged = true
-        room.members.removeAll { $0 == stream.rawValue }
-        room.sizeScratch()
-        if room.floor.remove(stream.rawValue) {
-            room.shard.events.append(.dominant(room: room.id, stream: nil, time: time))
-        }
         channels[stream.rawValue] = nil
         streamSlots.free(stream.rawValue)
-        return channel.statistics
+        return channel.talker.statistics
     }
 
     /// Removes a room and all its streams.
@@ -276,7 +263,7 @@ public final class Engine {
         case .decision:
             var position = 0
             while position < shard.rooms.count {
-                decide(rooms[shard.rooms[position]]!, frame: ticks, events: &shard.events)
+                rooms[shard.rooms[position]]!.decision.decide(frame: ticks, events: &shard.events)
                 position += 1
             }
         }
@@ -354,11 +341,11 @@ public final class Engine {
 
     /// The room's dominant speaker, or nil for nobody.
     public func dominantSpeaker(in room: RoomID) -> StreamID? {
-        roomState(room).floor.holder.map { channels[$0]!.id }
+        roomState(room).decision.holder?.id
     }
 
     /// True while the stream is inside an utterance.
-    public func isSpeaking(_ stream: StreamID) -> Bool { channel(stream).vad.speaking }
+    public func isSpeaking(_ stream: StreamID) -> Bool { channel(stream).talker.vad.speaking }
 
     /// The stream's smoothed level in dBov (0 full scale, −127 silence).
     public func level(of stream: StreamID) -> Float { channel(stream).level }
@@ -374,7 +361,7 @@ public final class Engine {
     public func soundClasses(of stream: StreamID) -> SoundClasses { channel(stream).evidence.classes }
 
     /// Talk-time statistics of the stream.
-    public func statistics(of stream: StreamID) -> TalkStatistics { channel(stream).statistics }
+    public func statistics(of stream: StreamID) -> TalkStatistics { channel(stream).talker.statistics }
 
     /// The room's speaking streams, loudest first, with their levels (what SDKs call active speakers).
     /// Allocates the result: not for the per-frame path.
@@ -382,7 +369,7 @@ public final class Engine {
         roomState(room).members
             .compactMap { index -> ActiveSpeaker? in
                 let channel = channels[index]!
-                return channel.vad.speaking ? ActiveSpeaker(stream: channel.id, level: channel.level) : nil
+                return channel.talker.vad.speaking ? ActiveSpeaker(stream: channel.id, level: channel.level) : nil
             }
             .sorted { $0.level > $1.level }
     }
@@ -403,7 +390,7 @@ public final class Engine {
                 analyzeStream(channel, with: shard.analyzer)
                 member += 1
             }
-            decide(room, frame: frame, events: &shard.events)
+            room.decision.decide(frame: frame, events: &shard.events)
         }
     }
 
@@ -420,7 +407,7 @@ public final class Engine {
         channel.hasPending = false
         let features = channel.pending.withUnsafeBufferPointer { hop in
             analyzer.analyze(
-                hop: hop, state: &channel.spectral, mayRest: configuration.analysis.cascade && !channel.vad.speaking,
+                hop: hop, state: &channel.spectral, mayRest: configuration.analysis.cascade && !channel.talker.vad.speaking,
                 configuration: configuration.vad)
         }
         channel.features = features
@@ -428,13 +415,11 @@ public final class Engine {
         let previousSample = channel.spectral.history[AnalysisFormat.windowSize - AnalysisFormat.hopSize - 1]
         let verdict = channel.pending.withUnsafeBufferPointer { hop in
             channel.evidence.judge(
-                features, hop: hop, previousSample: previousSample, speaking: channel.vad.speaking,
+                features, hop: hop, previousSample: previousSample, speaking: channel.talker.vad.speaking,
                 noise: &channel.spectral.noise, classifier: classifier, configuration: configuration.vad)
         }
-        channel.voiced = verdict.voiced
-        channel.continues = verdict.continues
-        channel.leak = false
-        channel.envelope.append(features.speechBandExcessDB)
+        channel.talker.hear(
+            voiced: verdict.voiced, continues: verdict.continues, excess: features.speechBandExcessDB, level: features.level)
         channel.smoothedMeanSquare = levelSmoothing * channel.smoothedMeanSquare + (1 - levelSmoothing) * features.meanSquare
     }
 
@@ -457,161 +442,14 @@ public final class Engine {
         let c = configuration.vad
         let loudEnough = level < 127 && features.energyDBFS >= c.minimumLevel
         let evidence = loudEnough && (voiceActivity ?? (features.segmentalSNR >= c.levelSNR))
-        channel.voiced = evidence
-        channel.continues = evidence
-        channel.leak = false
-        channel.envelope.append(features.speechBandExcessDB)
+        channel.talker.hear(voiced: evidence, continues: evidence, excess: features.speechBandExcessDB, level: features.level)
         channel.smoothedMeanSquare = levelSmoothing * channel.smoothedMeanSquare + (1 - levelSmoothing) * features.meanSquare
-    }
-
-    /// Reduces `room.sources` to the `leakSourceLimit` streams loudest relative to their own
-    /// speech levels over the leakage look-back. Real-time safe (in place, no allocation).
-    private func keepLoudestSources(_ room: RoomState) {
-        // Each source's loudness once, then a partial selection sort over both buffers: the first
-        // `leakSourceLimit` places get the loudest. Plain index loops and element swaps: generic
-        // helpers (`swapAt`, `removeLast(_:)`) allocate in unoptimised builds.
-        let count = room.sourceCount
-        room.sources.withUnsafeMutableBufferPointer { allSources in
-            room.loudness.withUnsafeMutableBufferPointer { allLoudness in
-                let sources = UnsafeMutableBufferPointer(rebasing: allSources[..<count])
-                let loudness = UnsafeMutableBufferPointer(rebasing: allLoudness[..<count])
-                var position = 0
-                while position < count {
-                    loudness[position] = sourceLoudness(sources[position])
-                    position += 1
-                }
-                var place = 0
-                while place < Self.leakSourceLimit {
-                    var best = place
-                    var other = place + 1
-                    while other < sources.count {
-                        if loudness[other] > loudness[best] { best = other }
-                        other += 1
-                    }
-                    let kept = sources[best], keptLoudness = loudness[best]
-                    sources[best] = sources[place]
-                    loudness[best] = loudness[place]
-                    sources[place] = kept
-                    loudness[place] = keptLoudness
-                    place += 1
-                }
-            }
-        }
-        room.sourceCount = Self.leakSourceLimit
-    }
-
-    /// A possible leak source's loudest level over the leakage look-back, relative to its own speech level.
-    private func sourceLoudness(_ index: Int) -> Float {
-        unowned(unsafe) let channel = channels[index]!
-        return channel.envelope.lookbackMaximum - channel.speechLevel
-    }
-
-    private func decide(_ room: RoomState, frame: Int, events: inout [EngineEvent]) {
-        let time = endTime(ofFrame: frame)
-        // 1. Which streams show speech evidence, and which of those only carry a neighbour's voice.
-        room.candidateCount = 0
-        var position = 0
-        while position < room.members.count {
-            let index = room.members[position]
-            unowned(unsafe) let channel = channels[index]!
-            let evidence = channel.voiced || (channel.vad.speaking && channel.continues)
-            if evidence {
-                room.candidates[room.candidateCount] = index
-                room.candidateCount += 1
-            }
-            // Any member may be a source: it may be between voiced frames, or missed by its own VAD,
-            // while its voice still leaks (limiting sources to recent evidence cost 1.2 points of F1
-            // and 10 of nobody accuracy on the held-out meetings).
-            room.sources[position] = index
-            position += 1
-        }
-        // Only the loudest few sources (relative to their own speech levels) can be louder than a
-        // candidate by the leakage margin; keeping the top few makes a room of hundreds cost O(members).
-        room.sourceCount = room.members.count
-        if room.candidateCount > 0 && room.sourceCount > Self.leakSourceLimit {
-            keepLoudestSources(room)
-        }
-        if room.candidateCount > 0 && room.sourceCount > 1 {
-            room.candidates.withUnsafeBufferPointer { allCandidates in
-                room.sources.withUnsafeBufferPointer { allSources in
-                    LeakageFilter.mark(
-                        candidates: UnsafeBufferPointer(rebasing: allCandidates[..<room.candidateCount]),
-                        sources: UnsafeBufferPointer(start: allSources.baseAddress, count: room.sourceCount),
-                        currentLevel: { index in
-                            unowned(unsafe) let channel = self.channels[index]!
-                            return channel.envelope.latest - channel.speechLevel
-                        },
-                        recentLevel: { self.sourceLoudness($0) },
-                        envelope: { self.channels[$0]!.envelope },
-                        configuration: configuration.leakage,
-                        isLeak: { self.channels[$0]!.leak = true })
-                }
-            }
-        }
-        // The loudest voice in the room this frame, relative to its stream's own level: a stream far
-        // below it may be hearing that voice, so it must not learn its own level from this frame.
-        var loudestRelative = Levels.floorDBFS
-        position = 0
-        while position < room.candidateCount {
-            unowned(unsafe) let channel = channels[room.candidates[position]]!
-            if !channel.leak { loudestRelative = max(loudestRelative, channel.features.speechBandExcessDB - channel.speechLevel) }
-            position += 1
-        }
-        // 2. Each stream's utterance state.
-        position = 0
-        while position < room.members.count {
-            let index = room.members[position]
-            position += 1
-            unowned(unsafe) let channel = channels[index]!
-            let voiced = channel.voiced && !channel.leak
-            let continues = channel.continues && !channel.leak
-            let stream = channel.id
-            switch channel.vad.advance(
-                frame: frame, voiced: voiced, continues: continues, configuration: configuration.vad, timing: vadTiming)
-            {
-            case .started(let onset):
-                events.append(.speech(stream: stream, active: true, time: time, since: startTime(ofFrame: onset)))
-                channel.statistics.utterances += 1
-            case .ended(let last):
-                events.append(.speech(stream: stream, active: false, time: time, since: endTime(ofFrame: last)))
-            case .none:
-                break
-            }
-            let speechFrame = channel.vad.speaking && (voiced || continues)
-            if speechFrame {
-                channel.activity.lastSpeechFrame = frame
-            }
-            let relative = channel.features.speechBandExcessDB - channel.speechLevel
-            if speechFrame && relative >= loudestRelative - configuration.leakage.margin {
-                let level = channel.features.speechBandExcessDB
-                let rate = level > channel.speechLevel ? 4 * (1 - speechLevelSmoothing) : 1 - speechLevelSmoothing
-                channel.speechLevel += rate * (level - channel.speechLevel)
-            }
-            channel.activity.level = channel.features.level
-            channel.activity.speaking = channel.vad.speaking
-            channel.activity.onsetFrame = channel.vad.onsetFrame
-            channel.activity.activity = activitySmoothing * channel.activity.activity
-                + (1 - activitySmoothing) * (speechFrame ? 1 : 0)
-            if channel.vad.speaking { channel.statistics.speechTime += AnalysisFormat.hopDuration }
-        }
-        // 3. The floor.
-        let (changed, holder) = room.members.withUnsafeBufferPointer { members in
-            room.floor.update(now: frame, members: members, observation: { self.channels[$0]!.activity })
-        }
-        if changed {
-            events.append(.dominant(room: room.id, stream: holder.map { channels[$0]!.id }, time: time))
-            if let holder { channels[holder]!.statistics.turns += 1 }
-        }
-        if let holder { channels[holder]!.statistics.dominantTime += AnalysisFormat.hopDuration }
     }
 
     // MARK: Helpers
 
     /// The mean square of each RFC 6464 level, 10^(−level/10); 0 for 127 (silence).
     private static let meanSquareOfLevel: [Float] = (0...127).map { $0 == 127 ? 0 : Float.pow10(-Float($0) / 10) }
-
-    private func startTime(ofFrame frame: Int) -> Double { Double(frame) * AnalysisFormat.hopDuration }
-    private func endTime(ofFrame frame: Int) -> Double { Double(frame + 1) * AnalysisFormat.hopDuration }
 
     private func channel(_ stream: StreamID) -> StreamChannel {
         confinement.check("a stream query")

@@ -10,12 +10,10 @@ final class StreamChannel {
     let id: StreamID
     let room: Int
     @exclusivity(unchecked) var spectral: SpectralState
-    @exclusivity(unchecked) var vad = VoiceActivityDetector()
-    @exclusivity(unchecked) var envelope = EnergyEnvelope()
     /// The evidence stage's state: sound context, classifier, tone detector, resume gate.
     @exclusivity(unchecked) var evidence = SpeechEvidence()
-    @exclusivity(unchecked) var activity = SpeakerObservation()
-    @exclusivity(unchecked) var statistics = TalkStatistics()
+    /// The decision stage's state of the stream, shared with its room's `RoomDecision`.
+    let talker: Talker
 
     /// The hop submitted for the next tick.
     @exclusivity(unchecked) var pending: [Float]
@@ -30,13 +28,6 @@ final class StreamChannel {
 
     /// Features of the last analysed frame.
     @exclusivity(unchecked) var features = FrameFeatures()
-    /// Frame evidence before leakage suppression.
-    @exclusivity(unchecked) var voiced = false
-    @exclusivity(unchecked) var continues = false
-    /// True when this frame's evidence was judged a neighbour's voice.
-    @exclusivity(unchecked) var leak = false
-    /// Own speech level in dBFS, learnt from frames counted as this stream's speech.
-    @exclusivity(unchecked) var speechLevel: Float
     /// Smoothed mean square of the hops, for reported levels.
     @exclusivity(unchecked) var smoothedMeanSquare: Float = 0
 
@@ -48,47 +39,29 @@ final class StreamChannel {
         self.room = room
         spectral = SpectralState(configuration: configuration.vad, phase: id.rawValue)
         pending = [Float](repeating: 0, count: AnalysisFormat.hopSize)
-        speechLevel = configuration.leakage.initialSpeechLevel
+        talker = Talker(id: id, initialSpeechLevel: configuration.leakage.initialSpeechLevel)
     }
 
     /// Smoothed level in dBov.
     var level: Float { Levels.dBFS(meanSquare: smoothedMeanSquare) }
 }
 
-/// The streams of one room and its floor. Unchecked exclusivity: as `StreamChannel`.
+/// One room: its name and id, the worker that owns it, and its decision stage (members, floor).
 final class RoomState {
     let name: String
     /// The room's id; `index` is its slot.
     let id: RoomID
     var index: Int { id.rawValue }
-    @exclusivity(unchecked) var members: [Int] = []
-    let floor: any FloorPolicy
     /// The worker that owns this room and its streams.
     let shard: Shard
-    /// Scratch, one slot per member: the streams with speech evidence this frame are the first
-    /// `candidateCount`. Sized when members change, never per frame.
-    @exclusivity(unchecked) var candidates: [Int] = []
-    @exclusivity(unchecked) var candidateCount = 0
-    /// Scratch, one slot per member: the streams that may be the source of a leak this frame; the
-    /// first `sourceCount` count.
-    @exclusivity(unchecked) var sources: [Int] = []
-    /// Scratch: each source's loudness (see `Engine.sourceLoudness`), parallel to `sources`.
-    @exclusivity(unchecked) var loudness: [Float] = []
+    let decision: RoomDecision
+    /// The member streams' slots, in join order.
+    var members: [Int] { decision.members }
 
-    /// Gives the scratch buffers one slot per member (between ticks, when members change).
-    func sizeScratch() {
-        candidates = [Int](repeating: 0, count: members.count)
-        sources = [Int](repeating: 0, count: members.count)
-        loudness = [Float](repeating: 0, count: members.count)
-        candidateCount = 0
-        sourceCount = 0
-    }
-    @exclusivity(unchecked) var sourceCount = 0
-
-    init(name: String, id: RoomID, policy: any FloorPolicy, shard: Shard) {
+    init(name: String, id: RoomID, decision: RoomDecision, shard: Shard) {
         self.name = name
         self.id = id
-        floor = policy
+        self.decision = decision
         self.shard = shard
     }
 }

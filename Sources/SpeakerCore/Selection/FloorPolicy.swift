@@ -24,7 +24,8 @@ protocol FloorPolicy: AnyObject {
     /// Decides the holder at frame `now`.
     /// - Parameters:
     ///   - members: the room's stream indices, in the order they joined.
-    ///   - observation: what the engine measured of a member at this frame.
+    ///   - observation: what the engine measured at this frame of the member at a position of
+    ///     `members` (0 for the first).
     /// - Returns: whether the holder changed, and the holder.
     func update(
         now: Int, members: UnsafeBufferPointer<Int>, observation: (Int) -> SpeakerObservation

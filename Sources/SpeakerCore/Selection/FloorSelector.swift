@@ -83,17 +83,22 @@ final class HysteresisPolicy: FloorPolicy {
     /// Decides the holder at frame `now`; returns the new holder when it changed.
     /// - Parameters:
     ///   - members: the room's stream indices.
-    ///   - activity: activity per stream index.
+    ///   - activity: activity per position in `members`.
     func update(
         now: Int, members: UnsafeBufferPointer<Int>, observation activity: (Int) -> SpeakerObservation
     ) -> (changed: Bool, holder: Int?) {
         var lastSpeechInRoom = Int.min / 2
         var best: Int? = nil
         var bestRun = -1
+        var bestActivity: Float = 0
+        // The holder is always a member (a leaving stream is removed from the policy first).
+        var held = SpeakerObservation()
         let currentlyTalking = talkingFrames
-        for index in members {
-            let a = activity(index)
+        for member in members.indices {
+            let index = members[member]
+            let a = activity(member)
             lastSpeechInRoom = max(lastSpeechInRoom, a.lastSpeechFrame)
+            if index == holder { held = a }
             // A challenger must be talking now, not just inside its VAD hangover; its run is the
             // span of actual speech so far.
             guard a.speaking, index != holder, now - a.lastSpeechFrame <= currentlyTalking else { continue }
@@ -101,23 +106,22 @@ final class HysteresisPolicy: FloorPolicy {
             if run > bestRun {
                 bestRun = run
                 best = index
+                bestActivity = a.activity
             }
         }
 
-        if let current = holder {
+        if holder != nil {
             if now - lastSpeechInRoom >= releaseFrames {
                 holder = nil
                 return (true, nil)
             }
             guard let challenger = best else { return (false, holder) }
-            let held = activity(current)
             let holderSilence = now - held.lastSpeechFrame
             let takes: Bool
             if holderSilence >= turnEndFrames {
                 takes = bestRun >= turnStartFrames
             } else {
-                takes = bestRun >= interruptionFrames
-                    && activity(challenger).activity >= held.activity + c.interruptionMargin
+                takes = bestRun >= interruptionFrames && bestActivity >= held.activity + c.interruptionMargin
             }
             if takes {
                 holder = challenger

@@ -56,9 +56,9 @@ final class ChimePolicy: FloorPolicy {
     func update(
         now: Int, members: UnsafeBufferPointer<Int>, observation: (Int) -> SpeakerObservation
     ) -> (changed: Bool, holder: Int?) {
-        for index in members {
-            let slot = position(of: index)
-            attendees[slot].interval.add(observation(index).level)
+        for member in members.indices {
+            let slot = position(of: members[member])
+            attendees[slot].interval.add(observation(member).level)
         }
         guard (now + 1) % Self.updateInterval == 0 else { return (false, holder) }
 

@@ -54,9 +54,9 @@ final class LiveKitPolicy: FloorPolicy {
     ) -> (changed: Bool, holder: Int?) {
         let packetEnds = (now + 1) % Self.hopsPerPacket == 0
         let packetMilliseconds = Self.hopsPerPacket * 10
-        for index in members {
-            let slot = position(of: index)
-            streams[slot].packet.add(observation(index).level)
+        for member in members.indices {
+            let slot = position(of: members[member])
+            streams[slot].packet.add(observation(member).level)
             if packetEnds { Self.observe(streams[slot].packet.take(), milliseconds: packetMilliseconds, &streams[slot]) }
         }
         guard (now + 1) % (Self.windowMilliseconds / 10) == 0 else { return (false, holder) }

@@ -25,11 +25,11 @@ final class LoudestPolicy: FloorPolicy {
     ) -> (changed: Bool, holder: Int?) {
         var loudest: Int? = nil
         var loudestLevel: UInt8 = 127
-        for index in members {
-            let level = observation(index).level
+        for member in members.indices {
+            let level = observation(member).level
             if level < loudestLevel {
                 loudestLevel = level
-                loudest = index
+                loudest = members[member]
             }
         }
         guard loudest != holder else {

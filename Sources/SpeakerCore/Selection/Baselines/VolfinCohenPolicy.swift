@@ -84,9 +84,9 @@ final class VolfinCohenPolicy: FloorPolicy {
         now: Int, members: UnsafeBufferPointer<Int>, observation: (Int) -> SpeakerObservation
     ) -> (changed: Bool, holder: Int?) {
         let packetEnds = (now + 1) % Self.hopsPerPacket == 0
-        for index in members {
-            let slot = position(of: index)
-            speakers[slot].packet.add(observation(index).level)
+        for member in members.indices {
+            let slot = position(of: members[member])
+            speakers[slot].packet.add(observation(member).level)
             if packetEnds { Self.push(127 - Int(speakers[slot].packet.take()), into: &speakers[slot]) }
         }
         guard (now + 1) % Self.decisionInterval == 0, !members.isEmpty else { return (false, holder) }
