@@ -129,6 +129,7 @@ class Mixture:
         self.frames = self.n // HOP
         self.events = np.zeros(self.n)
         self.speech_cov = np.zeros(self.frames)       # fraction of each frame covered by speech
+        self.speech_track = np.zeros(self.n)          # the speech alone, for --masked-speech
         self.music = np.zeros(self.frames, dtype=bool)
         self.sound = np.zeros(self.frames, dtype=bool)
         self.log: list[dict] = []
@@ -190,7 +191,8 @@ class Mixture:
             peak = 20 * math.log10(float(np.max(np.abs(x))) + 1e-12)
             gain = min(gain, -1.0 - peak)
             at = int(round(end * SR))
-            self.add(x * db_to_gain(gain), at)
+            placed = self.add(x * db_to_gain(gain), at)
+            self.speech_track[at:at + len(placed)] += placed
             self.mark_speech(clip["segments"], at / SR)
             self.log.append({"type": "speech", "source": src["id"], "talker": talker,
                              "language": src["language"], "clip": clip["file"],
@@ -262,7 +264,8 @@ class Mixture:
         return (at + m) / SR
 
 
-def make_one(rng: np.random.Generator, corpus: Corpus, duration: float, force_sim: bool) -> tuple[np.ndarray, str, dict]:
+def make_one(rng: np.random.Generator, corpus: Corpus, duration: float, force_sim: bool,
+             masked_db: float | None = None) -> tuple[np.ndarray, str, dict]:
     """Build one mixture; returns samples, label string and manifest entry."""
     mix = Mixture(rng, corpus, duration)
     n = mix.n
@@ -382,8 +385,20 @@ def make_one(rng: np.random.Generator, corpus: Corpus, duration: float, force_si
     lab[mix.speech_cov >= 0.5] = 1
     if silence_s > 0:
         lab[: int(silence_s * 100)] = np.where(mix.speech_cov[: int(silence_s * 100)] >= 0.5, 1, 0)
+    if masked_db is not None:
+        # Speech frames whose speech is more than masked_db under everything else in the frame (the
+        # bed, music, effects, before reverb): the energy rule calls them speech (pauses and quiet
+        # tails inside a segment), but what is heard there is the rest. Label 4: neither trained
+        # on nor scored.
+        other = mix.events - mix.speech_track + bed
+        if silence_s > 0:
+            other[: int(silence_s * SR)] = 0.0
+        speech_db, other_db = frame_db(mix.speech_track)[: mix.frames], frame_db(other)[: mix.frames]
+        lab[(lab == 1) & (speech_db < other_db - masked_db)] = 4
     labels = "".join(str(int(v)) for v in lab)
     fractions = {CLASSES[k]: round(float(np.mean(lab == k)), 4) for k in CLASSES}
+    if masked_db is not None:
+        fractions["masked"] = round(float(np.mean(lab == 4)), 4)
     entry = {"background": {"components": bed_desc, "level_dbfs": round(mix.bed_db, 2),
                             "digital_silence_start_s": round(silence_s, 2)},
              "talkers": chosen, "channel": channel, "output_gain_db": round(20 * math.log10(scale), 2),
@@ -402,6 +417,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--duration", type=float, default=30.0)
     ap.add_argument("--name", default=None, help="file name prefix (default <split>)")
+    ap.add_argument("--masked-speech", type=float, default=None, metavar="DB",
+                    help="label 4 (masked speech: not trained on, not scored) the speech frames whose speech "
+                         "is more than DB dB under the rest of the frame (default: off, they stay speech)")
     args = ap.parse_args(argv)
     corpus = Corpus(args.corpus, args.split)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -414,7 +432,7 @@ def main(argv: list[str]) -> int:
     for i in range(args.count):
         rng = np.random.default_rng([args.seed, i])
         force = (i % 4 == 0)
-        x, labels, entry = make_one(rng, corpus, args.duration, force)
+        x, labels, entry = make_one(rng, corpus, args.duration, force, args.masked_speech)
         name = f"{prefix}-{i + 1:04d}"
         write_pcm16_wav(args.out / f"{name}.wav", x)
         assert len(labels) == len(x) // HOP

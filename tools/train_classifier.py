@@ -10,7 +10,7 @@ the classifier nothing about the others, which can never be speech evidence.
 
 Data: classifier sets made by tools/make_classifier_set.py from the real-audio corpus
 (tools/make_corpus.py): a folder of NAME.wav with NAME.labels (one digit per 10 ms frame:
-0 nothing, 1 speech, 2 music, 3 other sound). Training uses --train, model selection (the epoch)
+0 nothing, 1 speech, 2 music, 3 other sound, 4 masked speech: see --masked). Training uses --train, model selection (the epoch)
 uses --dev; --test is only reported. Everything random comes from --seed (numpy default_rng), and
 numpy's float64 arithmetic is deterministic, so the same data and seed give the same weights.
 
@@ -44,6 +44,8 @@ LAYERS = [INPUTS, 32, 16, 4]
 CLASSES = ["none", "speech", "music", "sound"]
 SOUNDING_SNR = 3.0          # dB; input column 48 holds SNR / 10
 MODEL_VERSION = 1
+MASKED = 4                  # label of masked speech frames (make_classifier_set.py --masked-speech)
+MASKED_AS = "ignore"        # --masked: drop them, or count them as speech
 REPO = Path(__file__).resolve().parent.parent
 MODEL_SWIFT = REPO / "Sources/SpeakerCore/Classifier/SoundClassifierModel.swift"
 VECTORS_SWIFT = REPO / "Tests/SpeakerCoreTests/SoundClassifierVectors.swift"
@@ -90,6 +92,10 @@ def load_set(binary: Path, folder: Path, cache: Path) -> tuple[np.ndarray, np.nd
         n = min(len(labels), len(x))
         x, labels = x[:n], labels[:n]
         sounding = x[:, 48] * 10 >= SOUNDING_SNR
+        if MASKED_AS == "ignore":
+            sounding &= labels != MASKED
+        else:
+            labels = np.where(labels == MASKED, 1, labels)
         xs.append(x[sounding])
         ys.append(labels[sounding].astype(np.int64))
         files.append(np.full(int(sounding.sum()), index))
@@ -301,7 +307,12 @@ def main() -> int:
                     help="train on --train and --dev together for exactly --epochs epochs (chosen before on "
                          "--dev) and ship the last epoch; --dev figures are then training figures")
     ap.add_argument("--no-write", action="store_true", help="train and report only; leave the engine's model")
+    ap.add_argument("--masked", choices=("ignore", "speech"), default="ignore",
+                    help="frames labelled 4 (speech masked by the rest of the mix): left out of training and "
+                         "scoring (default), or counted as speech as the energy rule has them")
     args = ap.parse_args()
+    global MASKED_AS
+    MASKED_AS = args.masked
 
     started = time.time()
     parts = [load_set(args.binary, folder, args.cache) for folder in args.train]
