@@ -32,17 +32,18 @@ valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*EngineLoadV7me
     "$binary" --scenario 1 --streams "$streams" --runs 1 --quick --json "$json" "$@" >/dev/null 2>"$out.log"
 
 callgrind_annotate --auto=no --threshold=100 "$out" 2>/dev/null | swift-demangle --simplified > "$out.txt"
-# Ticks collected: the call count of Engine.tick() where it calls the bulk of the work. (Counted rather
+# Ticks collected: the call count of Engine.tick() (or of Engine.work(worker:), which the optimiser may
+# leave as tick's only trace: one call per tick with one worker and one phase) where it calls the bulk of the work. (Counted rather
 # than taken from the run's parameters: callgrind also collects the warm-up ticks here.)
 ticks="$(callgrind_annotate --auto=no --tree=caller "$out" 2>/dev/null | swift-demangle --simplified | python3 -c '
 import re, sys
 best = (0, 0)
 for line in sys.stdin:
-    m = re.match(r"\s*([\d,]+) \(.*< .*Engine\.tick\(\) \(([\d,]+)x\)", line)
+    m = re.match(r"\s*([\d,]+) \(.*< .*Engine\.(?:tick\(\)|work\(worker:\)) \(([\d,]+)x\)", line)
     if m:
         best = max(best, (int(m.group(1).replace(",", "")), int(m.group(2).replace(",", ""))))
 print(best[1])')"
-if [ "$ticks" = "0" ]; then echo "could not count Engine.tick() calls in $out" >&2; exit 1; fi
+if [ "$ticks" = "0" ]; then echo "could not count Engine.tick() or Engine.work(worker:) calls in $out" >&2; exit 1; fi
 
 callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$out" 2>/dev/null | swift-demangle --simplified > "$out.inclusive.txt"
 
@@ -82,13 +83,18 @@ for count, name in rows:
     groups[library] = groups.get(library, 0) + count
 # Stages, inclusive of what they call (a function inlined into its caller is counted there).
 stages = [
-    ("Engine.tick (all per-tick work)", r"Engine\.swift:Engine\.tick\(\) \["),
+    ("Engine.tick (all per-tick work)", r"Engine\.swift:Engine\.(tick\(\)|work\(worker:\)) \["),
     ("  per-stream analysis (Engine.analyze)", r"Engine\.swift:Engine\.analyze\("),
-    ("    512-point real FFT (fftwf_execute_dft_r2c)", r":fftwf_execute_dft_r2c \["),
-    ("    256-point inverse FFT (fftwf_execute_dft_c2r)", r":fftwf_execute_dft_c2r \["),
-    ("    periodicity (SpectralAnalyzer.periodicity)", r"SpectralAnalyzer\.periodicity\(noise:\) \["),
-    ("    noise tracker (NoiseTracker.update)", r"NoiseTracker\.update\(power:frames:\) \["),
-    ("  rooms: VAD state, leakage, floor (Engine.decide)", r"Engine\.swift:Engine\.decide\("),
+    ("    features (SpectralAnalyzer.analyze: cascade, energies, spectrum)", r"SpectralAnalyzer\.swift:SpectralAnalyzer\.analyze\(hop:"),
+    ("      spectral stage (SpectralAnalyzer.analyzeSpectrum)", r"SpectralAnalyzer\.analyzeSpectrum\("),
+    ("      512-point real FFT (fftwf_execute_dft_r2c)", r":fftwf_execute_dft_r2c \["),
+    ("      256-point inverse FFT (fftwf_execute_dft_c2r)", r":fftwf_execute_dft_c2r \["),
+    ("      periodicity (SpectralAnalyzer.periodicity)", r"SpectralAnalyzer\.periodicity\(noise:\) \["),
+    ("      noise tracker (NoiseTracker.update)", r"NoiseTracker\.update\(power:frames:\) \["),
+    ("    evidence (SpeechEvidence.judge)", r"SpeechEvidence\.judge\("),
+    ("      sound context (SoundContext.update)", r"SoundContext\.update\("),
+    ("      sound classifier (SoundClassifier.classify)", r"SoundClassifier\.classify\("),
+    ("  rooms: leakage, utterances, floor (RoomDecision.decide)", r"RoomDecision\.decide\(frame:"),
     ("Engine.submit (copying hops in)", r"Engine\.swift:Engine\.submit\("),
     ("Swift exclusivity checks (swift_beginAccess)", r":swift_beginAccess \["),
     ("Swift exclusivity checks (swift_endAccess)", r":swift_endAccess \["),
