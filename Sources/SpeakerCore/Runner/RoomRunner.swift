@@ -113,14 +113,17 @@ public final class RoomRunner {
     /// Whether source `index` is still in the engine.
     public func isPresent(_ index: Int) -> Bool { handles[index] != nil }
 
-    /// Indices of the sources still in the engine, in order.
+    /// Indices of the sources still in the engine, in order. Allocates the result: not for the per-tick path.
     public var presentSources: [Int] { handles.indices.filter { handles[$0] != nil } }
 
     /// The engine's handle of a present source's stream, or nil once it was removed.
     public func handle(of index: Int) -> StreamID? { handles[index] }
 
     /// The smoothed level of a present source's stream in dBov (0 full scale, −127 silence), or nil if removed.
-    public func level(of index: Int) -> Float? { handles[index].map(engine.level(of:)) }
+    public func level(of index: Int) -> Float? {
+        guard let handle = handles[index] else { return nil }
+        return engine.level(of: handle)
+    }
 
     /// Talk statistics of a source's stream: live while it is present, as they were at its removal after.
     public func statistics(of index: Int) -> TalkStatistics {
