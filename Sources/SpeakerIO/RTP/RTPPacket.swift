@@ -1,3 +1,5 @@
+import SpeakerBase
+
 /// Why an RTP packet was dropped as malformed.
 public enum RTPMalformation: String, Sendable, CaseIterable, Hashable {
     /// Shorter than the 12-byte header, or than its CSRC list.
