@@ -251,7 +251,7 @@ final class MediaLoop: @unchecked Sendable {
             hop.deallocate()
         }
         ticker.start()
-        startedAt.store(ticker.start, ordering: .releasing)
+        startedAt.store(ticker.startTime, ordering: .releasing)
         var source = SocketAddress(host: "0.0.0.0", port: 0)!
         while !stopFlag.load(ordering: .acquiring) {
             applyCommands()

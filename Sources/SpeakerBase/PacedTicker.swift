@@ -17,7 +17,7 @@ public struct PacedTicker: Sendable {
     @Sendable public static func uptimeNanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
     /// When tick 0 began, in the clock's nanoseconds; 0 before `start()`.
-    public private(set) var start: UInt64 = 0
+    public private(set) var startTime: UInt64 = 0
     /// Ticks done (advanced past): the current tick's index.
     public private(set) var ticks = 0
     private let clock: @Sendable () -> UInt64
@@ -29,16 +29,16 @@ public struct PacedTicker: Sendable {
     }
 
     /// Starts the schedule now: tick 0 is due one period from now.
-    public mutating func start(ticks: Int = 0) {
-        start = clock()
-        self.ticks = ticks
+    public mutating func start() {
+        startTime = clock()
+        ticks = 0
     }
 
     /// The clock's time now.
     public func now() -> UInt64 { clock() }
 
     /// When tick `tick` is due: the end of its 10 ms.
-    public func due(ofTick tick: Int) -> UInt64 { start + UInt64(tick + 1) * Self.period }
+    public func due(ofTick tick: Int) -> UInt64 { startTime + UInt64(tick + 1) * Self.period }
 
     /// When the current tick is due.
     public var due: UInt64 { due(ofTick: ticks) }
