@@ -193,11 +193,11 @@ struct LiveCommand: Command {
             throw .usage(error.description)
         }
         let output = LiveOutput(view: LiveOptions.view(json: json), levelTicks: levelTicks)
-        // Each device's hop block, and each channel of it as one source of the room.
-        let blocks = captures.map { CaptureBlock(size: $0.hopBlockSize) }
+        // Each device's hop blocks, and each channel of them as one source of the room.
+        let blocks = captures.map(CaptureHops.init)
         for (device, deviceRows) in rows.enumerated() {
             for row in deviceRows {
-                let index = runner.add(CaptureBlock.Channel(block: blocks[device], row: row.row), name: row.id)
+                let index = runner.add(blocks[device].channel(row.row), name: row.id)
                 let line = output.addStream(row.id)
                 precondition(line == index, "the output lists the streams in the runner's order")
             }
@@ -262,7 +262,7 @@ struct LiveCommand: Command {
                         stopping = true
                         for capture in captures { capture.stop() }
                     }
-                    status = capture.nextHop(into: blocks[index].samples, timeout: 0.1)
+                    status = blocks[index].next(timeout: 0.1)
                     if status != .timedOut { break }
                     try reportDeviceChanges()
                 }
@@ -331,35 +331,5 @@ struct LiveCommand: Command {
             }
         }
         try out.flush()
-    }
-}
-
-/// One device's hop block (`AudioCapture.hopBlockSize` samples, channel after channel), filled once per tick,
-/// and its channels as the room's hop sources.
-private final class CaptureBlock {
-    let samples: UnsafeMutableBufferPointer<Float>
-
-    init(size: Int) {
-        samples = .allocate(capacity: size)
-        samples.initialize(repeating: 0)
-    }
-
-    deinit { samples.deallocate() }
-
-    /// Row `row` of the block: the hop of one channel of this tick.
-    final class Channel: HopSource {
-        let block: CaptureBlock
-        let row: Int
-
-        init(block: CaptureBlock, row: Int) {
-            self.block = block
-            self.row = row
-        }
-
-        func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> HopPull {
-            let start = row * AnalysisFormat.hopSize
-            _ = hop.update(fromContentsOf: UnsafeBufferPointer(rebasing: block.samples[start..<start + AnalysisFormat.hopSize]))
-            return .audio
-        }
     }
 }
