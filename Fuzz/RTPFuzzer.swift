@@ -2,7 +2,8 @@
 /// audio level) and the jitter buffer's reorder and playout logic.
 ///
 /// Built by `tools/fuzz_rtp.sh` together with `Sources/SpeakerIO/RTP/RTPPacket.swift` and
-/// `RTPJitterBuffer.swift` into one module, with `swiftc -sanitize=fuzzer,address`.
+/// `RTPJitterBuffer.swift` into one module, linked with SpeakerBase (its own module, as in the package), with
+/// `swiftc -sanitize=fuzzer,address`.
 ///
 /// Input: byte 0 picks the audio-level extension id (0 = none); then datagrams, each a length byte
 /// followed by that many bytes (the last takes what is left). Every datagram is parsed; the packets are

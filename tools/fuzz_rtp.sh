@@ -14,7 +14,10 @@ seconds=${1:-60}
 jobs=${2:-1}
 work=${FUZZ_DIR:-/tmp/activespeaker-fuzz}
 mkdir -p "$work/corpus"
-swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name RTPFuzz \
+# SpeakerBase (AudioLevel, the analysis format) is its own module, as in the package.
+swiftc -sanitize=address -parse-as-library -O -module-name SpeakerBase -emit-library -static \
+  -emit-module -emit-module-path "$work/SpeakerBase.swiftmodule" Sources/SpeakerBase/*.swift -o "$work/libSpeakerBase.a"
+swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name RTPFuzz -I "$work" -L "$work" -lSpeakerBase \
   Fuzz/RTPFuzzer.swift Sources/SpeakerIO/RTP/RTPPacket.swift Sources/SpeakerIO/RTP/RTPJitterBuffer.swift \
   -o "$work/rtp-fuzzer"
 cd "$work"

@@ -7,7 +7,7 @@ import Synchronization
 /// muted, nothing (the RTP clock skips ahead) while a local engine listens for speech, so the app can
 /// say "you are muted".
 final class MicrophonePublisher: @unchecked Sendable {
-    // @unchecked Sendable: `sender`, `engine`, `resampler` and the buffers are used only by the
+    // @unchecked Sendable: `sender`, `runner`, `cutter`, `resampler` and the buffers are used only by the
     // publishing thread between `start` and the end of `stop`; other threads touch only the atomics.
 
     let source: any MicrophoneSource
@@ -15,7 +15,9 @@ final class MicrophonePublisher: @unchecked Sendable {
     private let destination: SocketAddress?
     private let mutedFlag: Atomic<Bool>
     private let stopFlag = Atomic<Bool>(false)
-    private let engine: Engine
+    /// The local speech detector: one room, one stream, fed 10 ms hops of the resampled microphone by `cutter`.
+    private let runner: RoomRunner
+    private let cutter: HopCutter
     private let stream: StreamID
     private let resampler: Resampler
     private let onSpeakingWhileMuted: @Sendable () -> Void
@@ -33,9 +35,10 @@ final class MicrophonePublisher: @unchecked Sendable {
         self.sender = sender
         self.destination = destination
         mutedFlag = Atomic(muted)
-        engine = try Engine()
-        stream = engine.addStream(name: "local", room: engine.addRoom(name: "local"))
+        runner = RoomRunner(engine: try Engine(), roomName: "local")
         resampler = try Resampler(inputRate: 48000, outputRate: AnalysisFormat.sampleRate, quality: .lowLatency)
+        cutter = HopCutter(capacity: resampler.outputCapacity(forInputCount: RTPAudioSender.frameSize) + AnalysisFormat.hopSize)
+        stream = runner.handle(of: runner.add(cutter, name: "local"))!
         self.onSpeakingWhileMuted = onSpeakingWhileMuted
         self.onFailure = onFailure
     }
@@ -69,17 +72,13 @@ final class MicrophonePublisher: @unchecked Sendable {
 
     private func run() {
         let frame = UnsafeMutableBufferPointer<Float>.allocate(capacity: RTPAudioSender.frameSize)
-        let analysis = UnsafeMutableBufferPointer<Float>.allocate(capacity: resampler.outputCapacity(forInputCount: RTPAudioSender.frameSize) + AnalysisFormat.hopSize)
-        let pending = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4 * AnalysisFormat.hopSize + analysis.count)
+        let analysis = UnsafeMutableBufferPointer<Float>.allocate(capacity: cutter.capacity)
         defer {
             frame.deallocate()
             analysis.deallocate()
-            pending.deallocate()
         }
-        var pendingCount = 0
         var wasMuted = true
         var lastWarning = -1_000
-        var ticks = 0
         while !stopFlag.load(ordering: .relaxed) {
             let read: MicrophoneRead
             do {
@@ -92,23 +91,11 @@ final class MicrophonePublisher: @unchecked Sendable {
 
             // The local engine hears the microphone at 16 kHz in 10 ms hops.
             let produced = resampler.process(UnsafeBufferPointer(frame), into: analysis)
-            for index in 0..<produced {
-                pending[pendingCount] = analysis[index]
-                pendingCount += 1
-            }
-            var offset = 0
-            while pendingCount - offset >= AnalysisFormat.hopSize {
-                engine.submit(UnsafeBufferPointer(rebasing: pending[offset..<(offset + AnalysisFormat.hopSize)]), to: stream)
-                engine.tick()
-                ticks += 1
-                offset += AnalysisFormat.hopSize
-            }
-            if offset > 0 {
-                for index in 0..<(pendingCount - offset) { pending[index] = pending[offset + index] }
-                pendingCount -= offset
-            }
-            engine.consumeEvents { _ in }
-            let speaking = engine.isSpeaking(stream)
+            cutter.append(UnsafeBufferPointer(rebasing: analysis[..<produced]))
+            while cutter.hopsAvailable > 0 { runner.tick() }
+            runner.consumeEvents { _ in }
+            let speaking = runner.engine.isSpeaking(stream)
+            let ticks = runner.ticks
 
             if muted {
                 sender.skip()

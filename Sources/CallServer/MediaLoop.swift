@@ -153,7 +153,9 @@ final class MediaLoop: @unchecked Sendable {
     private var memberOfStream: [StreamID: Int] = [:]
     private var roomOfEngineRoom: [RoomID: CallRoomID] = [:]
     private var counters = MediaStatistics()
-    private var ticks = 0
+    /// The loop's 10 ms clock; its tick count is the loop's.
+    private var ticker = PacedTicker()
+    private var ticks: Int { ticker.ticks }
     /// Whether any member hears a mix; then each tick keeps every member's decoded hop in `hops`.
     private var mixing = false
     /// Each member's hop of this tick (`hopSize` samples at `index * hopSize`), and whether it has one.
@@ -231,11 +233,12 @@ final class MediaLoop: @unchecked Sendable {
     /// due; the time since it should have started when it is not running (never started, or stopped).
     var secondsBehind: Double {
         let started = startedAt.load(ordering: .acquiring)
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = PacedTicker.uptimeNanoseconds()
         guard started > 0, !stopFlag.load(ordering: .acquiring) else { return .infinity }
-        let due = started + UInt64(tickCount) * 10_000_000
+        let due = started + UInt64(tickCount) * PacedTicker.period
         // One tick of work and the wait for the next are normal.
-        return now > due + 20_000_000 ? Double(now - due - 20_000_000) / 1e9 : 0
+        let normal = 2 * PacedTicker.period
+        return now > due + normal ? Double(now - due - normal) / 1e9 : 0
     }
 
     // MARK: The loop's thread
@@ -247,38 +250,38 @@ final class MediaLoop: @unchecked Sendable {
             datagram.deallocate()
             hop.deallocate()
         }
-        let start = DispatchTime.now().uptimeNanoseconds
-        startedAt.store(start, ordering: .releasing)
+        ticker.start()
+        startedAt.store(ticker.startTime, ordering: .releasing)
         var source = SocketAddress(host: "0.0.0.0", port: 0)!
         while !stopFlag.load(ordering: .acquiring) {
             applyCommands()
-            let due = start + UInt64(ticks + 1) * 10_000_000
-            receive(until: due, into: datagram, from: &source)
-            let began = DispatchTime.now().uptimeNanoseconds
-            if began > due + 10_000_000 { counters.lateTicks += 1 }
+            receive(into: datagram, from: &source)
+            let began = ticker.now()
+            if ticker.isLate(began: began) { counters.lateTicks += 1 }
             tick(hop, began: began)
         }
     }
 
-    /// Routes datagrams as they arrive until `deadline` (uptime nanoseconds) or the stop flag; after
-    /// `datagramsPerTick` of them, only waits for the deadline.
-    private func receive(until deadline: UInt64, into datagram: UnsafeMutableRawBufferPointer, from source: inout SocketAddress) {
+    /// Routes datagrams as they arrive until the current tick is due or the stop flag; after
+    /// `datagramsPerTick` of them, only waits for the tick to be due.
+    private func receive(into datagram: UnsafeMutableRawBufferPointer, from source: inout SocketAddress) {
         var taken = 0
-        while true {
+        let ticker = self.ticker, due = ticker.due
+        ticker.waitUntilDue {
             while taken < Self.datagramsPerTick, let count = socket.receive(into: datagram, from: &source) {
                 route(UnsafeRawBufferPointer(rebasing: datagram[..<count]), from: source)
                 taken += 1
-                if taken >= Self.datagramsPerLateTick, taken % Self.datagramsBetweenClockReads == 0,
-                    DispatchTime.now().uptimeNanoseconds >= deadline
-                { return }
+                if taken >= Self.datagramsPerLateTick, taken % Self.datagramsBetweenClockReads == 0, ticker.now() >= due {
+                    return false
+                }
             }
-            let now = DispatchTime.now().uptimeNanoseconds
-            if now >= deadline || stopFlag.load(ordering: .relaxed) { return }
+            return !stopFlag.load(ordering: .relaxed)
+        } sleep: { seconds in
             if taken < Self.datagramsPerTick {
-                _ = UDPSocket.wait([socket], timeout: Double(deadline - now) / 1e9)
+                _ = UDPSocket.wait([socket], timeout: seconds)
             } else {
                 // The budget is spent: the rest waits in the kernel until the next tick.
-                usleep(UInt32((deadline - now) / 1000))
+                usleep(UInt32(seconds * 1e6))
             }
         }
     }
@@ -452,7 +455,7 @@ final class MediaLoop: @unchecked Sendable {
         }
         if mixing { sendMixes() }
         engine.tick()
-        ticks += 1
+        ticker.advance()
         publishedTicks.store(ticks, ordering: .releasing)
         engine.consumeEvents { event in
             switch event {
@@ -468,7 +471,7 @@ final class MediaLoop: @unchecked Sendable {
             }
         }
         if ticks % levelTicks == 0 { reportLevels() }
-        noteWork(seconds: Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9)
+        noteWork(seconds: Double(ticker.now() - began) / 1e9)
         let snapshot = counters
         statisticsBox.withLock { $0 = snapshot }
         delegate?.tickEnded(ticks: ticks)

@@ -29,3 +29,19 @@ public enum Levels {
         return UInt8(max(0, min(127, level)))
     }
 }
+
+/// The RFC 6464 client-to-mixer audio level of a packet.
+public struct AudioLevel: Sendable, Hashable {
+    /// The level as −dBov: 0 is the loudest (0 dBov), 127 the quietest (−127 dBov or less).
+    public var level: UInt8
+    /// The sender's voice-activity flag (V). Only meaningful if the sender sets it; GStreamer 1.22 never does.
+    public var voice: Bool
+
+    public init(level: UInt8, voice: Bool) {
+        self.level = level
+        self.voice = voice
+    }
+
+    /// The level in dBov, 0…−127.
+    public var dBov: Float { -Float(level) }
+}

@@ -29,7 +29,8 @@ public protocol ReplaySource: AnyObject {
     func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int
 }
 
-/// Plays recorded streams of one room through an `Engine` as a live call would.
+/// Plays recorded streams of one room through an `Engine` as a live call would: a `RoomRunner` whose sources
+/// are the recordings.
 ///
 /// All streams start at t = 0. Each `tick()` gives every present stream its next hop (a final partial hop
 /// padded with zeros) and runs one engine tick. A stream whose recording has ended is removed from the
@@ -52,36 +53,20 @@ public protocol ReplaySource: AnyObject {
 /// ```
 public final class RoomReplay {
     /// A decision of the engine, naming streams by their index in `streamIDs`.
-    public enum Event: Sendable, Equatable {
-        /// Voice activity of stream `stream` changed at `time`; the change began at `since`
-        /// (a start: the beginning of the first speech hop; an end: the end of the last speech hop).
-        case speech(stream: Int, active: Bool, time: Double, since: Double)
-        /// The dominant speaker became stream `stream`, or nobody for nil, at `time`.
-        case dominant(stream: Int?, time: Double)
-    }
+    public typealias Event = RoomRunner.Event
 
     /// The stream ids, in the order given.
     public let streamIDs: [String]
     /// The engine the streams play through.
-    public let engine: Engine
+    public var engine: Engine { runner.engine }
     /// Ticks of the longest stream: `tick()` may be called this many times.
     public let tickCount: Int
+    /// The room the streams play in.
+    public let runner: RoomRunner
 
-    /// Where the samples come from: whole arrays or sources read as they play.
-    private enum Recordings {
-        case arrays([ReplayStream])
-        case sources([any ReplaySource])
-    }
-
-    private let recordings: Recordings
-    private let hopCounts: [Int]
     /// The first error a source threw and the index of that stream, or nil; from then on every source plays zeros.
-    public private(set) var sourceFailure: (stream: Int, error: any Error)?
-    private let room: RoomID
-    private var handles: [StreamID?]
-    private var indexOfHandle: [StreamID: Int] = [:]
-    private var lastStatistics: [TalkStatistics?]
-    private var paddedHop = [Float](repeating: 0, count: AnalysisFormat.hopSize)
+    public var sourceFailure: (stream: Int, error: any Error)? { failure.first }
+    private let failure = ReplayFailure()
 
     /// Adds one room with all streams to a new engine.
     /// - Parameters:
@@ -93,8 +78,9 @@ public final class RoomReplay {
         streams: [ReplayStream], configuration: EngineConfiguration = EngineConfiguration(), roomName: String = "replay"
     ) throws(ConfigurationError) {
         try self.init(
-            recordings: .arrays(streams), ids: streams.map(\.id), hopCounts: streams.map(\.hopCount),
-            configuration: configuration, roomName: roomName, workers: 1)
+            ids: streams.map(\.id), hopCounts: streams.map(\.hopCount), configuration: configuration, roomName: roomName,
+            workers: 1
+        ) { _, _ in streams.map(ReplayArrayHops.init) }
     }
 
     /// Adds one room with all streams, read as they play, to a new engine.
@@ -110,128 +96,111 @@ public final class RoomReplay {
         roomName: String = "replay", workers: Int = 1
     ) throws(ConfigurationError) {
         let hop = AnalysisFormat.hopSize
+        let hopCounts = sources.map { ($0.sampleCount + hop - 1) / hop }
         try self.init(
-            recordings: .sources(sources), ids: sources.map(\.id),
-            hopCounts: sources.map { ($0.sampleCount + hop - 1) / hop }, configuration: configuration,
-            roomName: roomName, workers: workers)
+            ids: sources.map(\.id), hopCounts: hopCounts, configuration: configuration, roomName: roomName,
+            workers: workers
+        ) { failure, hopCounts in
+            sources.indices.map { ReplaySourceHops(sources[$0], stream: $0, hopCount: hopCounts[$0], failure: failure) }
+        }
     }
 
     private init(
-        recordings: Recordings, ids: [String], hopCounts: [Int], configuration: EngineConfiguration, roomName: String,
-        workers: Int
+        ids: [String], hopCounts: [Int], configuration: EngineConfiguration, roomName: String, workers: Int,
+        hops: (ReplayFailure, [Int]) -> [any HopSource]
     ) throws(ConfigurationError) {
-        self.recordings = recordings
         streamIDs = ids
-        self.hopCounts = hopCounts
-        engine = try Engine(configuration: configuration, workers: workers)
-        room = engine.addRoom(name: roomName)
-        handles = []
-        for (index, id) in ids.enumerated() {
-            let handle = engine.addStream(name: id, room: room)
-            handles.append(handle)
-            indexOfHandle[handle] = index
-        }
-        lastStatistics = Array(repeating: nil, count: ids.count)
+        runner = try RoomRunner(configuration: configuration, roomName: roomName, workers: workers)
+        for (id, source) in zip(ids, hops(failure, hopCounts)) { runner.add(source, name: id) }
         tickCount = hopCounts.max() ?? 0
     }
 
     /// Ticks done so far.
-    public var ticks: Int { engine.ticks }
+    public var ticks: Int { runner.ticks }
     /// Seconds of audio processed: the end of the last hop.
-    public var time: Double { engine.time }
+    public var time: Double { runner.time }
     /// Seconds of the longest stream, rounded up to whole hops.
     public var duration: Double { Double(tickCount) * AnalysisFormat.hopDuration }
     /// True when every hop has been played (`finish()` may still have streams to remove).
     public var isAtEnd: Bool { ticks >= tickCount }
 
     /// Indices of the streams still in the engine, in order.
-    public var presentStreams: [Int] { handles.indices.filter { handles[$0] != nil } }
+    public var presentStreams: [Int] { runner.presentSources }
 
     /// The engine's handle of a present stream, or nil once it was removed.
-    public func handle(of stream: Int) -> StreamID? { handles[stream] }
+    public func handle(of stream: Int) -> StreamID? { runner.handle(of: stream) }
 
     /// The smoothed level of a present stream in dBov (0 full scale, −127 silence), or nil if removed.
-    public func level(of stream: Int) -> Float? { handles[stream].map(engine.level(of:)) }
+    public func level(of stream: Int) -> Float? { runner.level(of: stream) }
 
     /// Talk statistics of a stream: live while it is present, as they were just before its removal after.
-    public func statistics(of stream: Int) -> TalkStatistics {
-        if let handle = handles[stream] { return engine.statistics(of: handle) }
-        return lastStatistics[stream]!
-    }
+    public func statistics(of stream: Int) -> TalkStatistics { runner.statistics(of: stream) }
 
     /// Plays the next hop of every stream: removes the streams that ended, submits, ticks.
     /// - Precondition: `!isAtEnd`.
     public func tick() {
         precondition(!isAtEnd, "the replay is at its end")
-        let hop = AnalysisFormat.hopSize
-        let tick = ticks
-        for index in handles.indices where handles[index] != nil && hopCounts[index] <= tick {
-            remove(index)
-        }
-        for index in handles.indices {
-            guard let handle = handles[index] else { continue }
-            let streams: [ReplayStream]
-            switch recordings {
-            case .arrays(let arrays): streams = arrays
-            case .sources(let sources):
-                submitHop(of: sources[index], stream: index, to: handle)
-                continue
-            }
-            let start = tick * hop
-            streams[index].samples.withUnsafeBufferPointer { samples in
-                if start + hop <= samples.count {
-                    engine.submit(UnsafeBufferPointer(rebasing: samples[start..<start + hop]), to: handle)
-                } else {
-                    let tail = UnsafeBufferPointer(rebasing: samples[start...])
-                    paddedHop.withUnsafeMutableBufferPointer { padded in
-                        _ = padded.initialize(fromContentsOf: tail)
-                        padded[tail.count...].update(repeating: 0)
-                        engine.submit(UnsafeBufferPointer(padded), to: handle)
-                    }
-                }
-            }
-        }
-        engine.tick()
-    }
-
-    /// Reads the next hop of a source (zeros after its end, or after any source failed) and submits it.
-    private func submitHop(of source: any ReplaySource, stream: Int, to handle: StreamID) {
-        paddedHop.withUnsafeMutableBufferPointer { padded in
-            var count = 0
-            if sourceFailure == nil {
-                do {
-                    count = try source.read(into: padded)
-                } catch {
-                    sourceFailure = (stream, error)
-                }
-            }
-            padded[count...].update(repeating: 0)
-            engine.submit(UnsafeBufferPointer(padded), to: handle)
-        }
+        runner.tick()
     }
 
     /// Removes every stream still present, ending their utterances. Call after the last tick.
-    public func finish() {
-        for index in handles.indices where handles[index] != nil { remove(index) }
-    }
+    public func finish() { runner.finish() }
 
     /// Hands every event since the last call to `body`, oldest first, and forgets them.
-    public func consumeEvents(_ body: (Event) throws -> Void) rethrows {
-        try engine.consumeEvents { event in
-            switch event {
-            case .speech(let stream, let active, let time, let since):
-                try body(.speech(stream: indexOfHandle[stream]!, active: active, time: time, since: since))
-            case .dominant(_, let stream, let time):
-                try body(.dominant(stream: stream.map { indexOfHandle[$0]! }, time: time))
-            }
+    public func consumeEvents(_ body: (Event) throws -> Void) rethrows { try runner.consumeEvents(body) }
+}
+
+/// The first error any source of a replay threw (shared by its sources: after it, all play zeros).
+private final class ReplayFailure {
+    var first: (stream: Int, error: any Error)?
+}
+
+/// A whole recording as a hop source: hop `n` is samples `[160n, 160n + 160)`, the last one padded with zeros,
+/// then `.ended`.
+private final class ReplayArrayHops: HopSource {
+    private let samples: [Float]
+
+    init(_ stream: ReplayStream) { samples = stream.samples }
+
+    func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> HopPull {
+        let start = tick * AnalysisFormat.hopSize
+        guard start < samples.count else { return .ended }
+        samples.withUnsafeBufferPointer { samples in
+            let end = min(start + AnalysisFormat.hopSize, samples.count)
+            _ = hop.update(fromContentsOf: UnsafeBufferPointer(rebasing: samples[start..<end]))
+            hop[(end - start)...].update(repeating: 0)
         }
+        return .audio
+    }
+}
+
+/// A `ReplaySource` as a hop source: one read per tick, zeros after its end (or once any source failed),
+/// `.ended` after its last hop.
+private final class ReplaySourceHops: HopSource {
+    private let source: any ReplaySource
+    private let stream: Int
+    private let hopCount: Int
+    private let failure: ReplayFailure
+
+    init(_ source: any ReplaySource, stream: Int, hopCount: Int, failure: ReplayFailure) {
+        self.source = source
+        self.stream = stream
+        self.hopCount = hopCount
+        self.failure = failure
     }
 
-    private func remove(_ index: Int) {
-        let handle = handles[index]!
-        lastStatistics[index] = engine.statistics(of: handle)
-        engine.removeStream(handle)
-        handles[index] = nil
+    func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> HopPull {
+        guard tick < hopCount else { return .ended }
+        var count = 0
+        if failure.first == nil {
+            do {
+                count = try source.read(into: hop)
+            } catch {
+                failure.first = (stream, error)
+            }
+        }
+        hop[count...].update(repeating: 0)
+        return .audio
     }
 }
 

@@ -161,40 +161,45 @@ struct ListenCommand: Command {
         defer { datagram.deallocate() }
         var malformed: [RTPMalformation: Int] = [:]
         var packets = 0, ignored = 0
-        let start = DispatchTime.now().uptimeNanoseconds
+        var ticker = PacedTicker()
+        ticker.start()
 
-        while !StopRequest.isRequested, durationTicks.map({ room.ticks < $0 }) ?? true {
-            // Receive until the end of the current tick's 10 ms, then decide it.
-            let deadline = start + UInt64(room.ticks + 1) * 10_000_000
-            while true {
-                for socket in sockets {
-                    while let count = socket.receive(into: datagram) {
-                        let bytes = UnsafeRawBufferPointer(rebasing: datagram[..<count])
-                        if RTPPacket.isRTCP(bytes) {
+        /// Takes in every datagram that has arrived; false once a stop is requested.
+        func drain() throws(CommandError) -> Bool {
+            for socket in sockets {
+                while let count = socket.receive(into: datagram) {
+                    let bytes = UnsafeRawBufferPointer(rebasing: datagram[..<count])
+                    if RTPPacket.isRTCP(bytes) {
+                        ignored += 1
+                        continue
+                    }
+                    switch RTPPacket.parse(bytes, audioLevelID: audioLevelID) {
+                    case .malformed(let reason):
+                        malformed[reason, default: 0] += 1
+                    case .packet(let packet):
+                        if let payloadType, packet.payloadType != payloadType {
                             ignored += 1
                             continue
                         }
-                        switch RTPPacket.parse(bytes, audioLevelID: audioLevelID) {
-                        case .malformed(let reason):
-                            malformed[reason, default: 0] += 1
-                        case .packet(let packet):
-                            if let payloadType, packet.payloadType != payloadType {
-                                ignored += 1
-                                continue
-                            }
-                            packets += 1
-                            let name = names[packet.ssrc] ?? "ssrc-" + Self.hex(packet.ssrc)
-                            if try room.receive(packet, datagram: bytes, name: name) == .invalidPayload {
-                                malformed[.invalidOpus, default: 0] += 1
-                            }
+                        packets += 1
+                        let name = names[packet.ssrc] ?? "ssrc-" + Self.hex(packet.ssrc)
+                        if try room.receive(packet, datagram: bytes, name: name) == .invalidPayload {
+                            malformed[.invalidOpus, default: 0] += 1
                         }
                     }
                 }
-                let now = DispatchTime.now().uptimeNanoseconds
-                if now >= deadline || StopRequest.isRequested { break }
-                _ = UDPSocket.wait(sockets, timeout: Double(deadline - now) / 1e9)
             }
+            return !StopRequest.isRequested
+        }
+        func waitForDatagrams(seconds: Double) throws(CommandError) {
+            _ = UDPSocket.wait(sockets, timeout: seconds)
+        }
+
+        while !StopRequest.isRequested, durationTicks.map({ room.ticks < $0 }) ?? true {
+            // Receive until the end of the current tick's 10 ms, then decide it.
+            try ticker.waitUntilDue(drain: drain, sleep: waitForDatagrams)
             try room.tick()
+            ticker.advance()
         }
         try room.finish()
         if stats {
@@ -264,31 +269,27 @@ struct ListenCommand: Command {
     }
 }
 
-/// The streams of `listen` and the engine that decides for them: on decoded audio (decode mode), or
-/// on the packets' RFC 6464 levels as level streams (level-only mode).
+/// The streams of `listen` and the room that decides for them: each SSRC's jitter buffer is a source of a
+/// `RoomRunner`, decoded audio (decode mode) or the packets' RFC 6464 levels as level streams (level-only
+/// mode); this adds the SSRC bookkeeping and the output.
 final class ListenRoom {
     let output: LiveOutput
     private let mode: RTPStreamReceiver.Mode
     private let jitter: JitterBufferConfiguration
-    private let engine: Engine
-    private let room: RoomID
+    private let runner: RoomRunner
+    /// By source index of the runner.
     private var receivers: [RTPStreamReceiver] = []
-    private var handles: [StreamID] = []
-    /// Per stream: whether its sender has ever set the RFC 6464 V flag. Senders that never do (GStreamer
-    /// 1.22) leave the flag 0 always, which must not read as "no voice".
-    private var usesVoiceFlag: [Bool] = []
-    private var indexOfHandle: [StreamID: Int] = [:]
     private var indexOfSSRC: [UInt32: Int] = [:]
-    private var hop = [Float](repeating: 0, count: AnalysisFormat.hopSize)
-    private(set) var ticks = 0
 
     init(mode: RTPStreamReceiver.Mode, configuration: EngineConfiguration, jitter: JitterBufferConfiguration, output: LiveOutput) throws {
         self.mode = mode
         self.jitter = jitter
         self.output = output
-        engine = try Engine(configuration: configuration)
-        room = engine.addRoom(name: "listen")
+        runner = try RoomRunner(configuration: configuration, roomName: "listen")
     }
+
+    /// Ticks done.
+    var ticks: Int { runner.ticks }
 
     /// Statistics per stream, in the order the streams appeared.
     var streamStatistics: [(String, RTPStreamStatistics)] {
@@ -301,18 +302,17 @@ final class ListenRoom {
         if let known = indexOfSSRC[packet.ssrc] {
             index = known
         } else {
+            let receiver: RTPStreamReceiver
             do {
-                receivers.append(try RTPStreamReceiver(ssrc: packet.ssrc, mode: mode, configuration: jitter, startTick: ticks))
+                receiver = try RTPStreamReceiver(ssrc: packet.ssrc, mode: mode, configuration: jitter, startTick: ticks)
             } catch {
                 throw .failure("\(error)")
             }
-            index = output.addStream(name)
+            receivers.append(receiver)
+            index = runner.add(receiver, name: name, levels: mode == .levels)
+            let line = output.addStream(name)
+            precondition(line == index, "the output lists the streams in the runner's order")
             indexOfSSRC[packet.ssrc] = index
-            let handle = mode == .levels
-                ? engine.addLevelStream(name: name, room: room) : engine.addStream(name: name, room: room)
-            handles.append(handle)
-            usesVoiceFlag.append(false)
-            indexOfHandle[handle] = index
             try output.streamAdded(
                 time: Double(ticks) / 100, stream: index, details: [("ssrc", .text("0x" + ListenCommand.hex(packet.ssrc)))])
         }
@@ -322,41 +322,24 @@ final class ListenRoom {
     /// Plays one tick of every stream and decides it. A stream with nothing to play this tick gets
     /// nothing, which the engine treats as silence.
     func tick() throws(CommandError) {
-        hop.withUnsafeMutableBufferPointer { hop in
-            var index = 0
-            while index < receivers.count {
-                switch receivers[index].pull(tick: ticks, into: hop) {
-                case .audio:
-                    engine.submit(UnsafeBufferPointer(hop), to: handles[index])
-                case .level(let level):
-                    if level.voice { usesVoiceFlag[index] = true }
-                    engine.submitLevel(
-                        level.level, voiceActivity: usesVoiceFlag[index] ? level.voice : nil, to: handles[index])
-                case .silence:
-                    break
-                }
-                index += 1
-            }
-        }
-        engine.tick()
-        ticks += 1
+        runner.tick()
         try writeEvents()
-        try output.endTick(time: Double(ticks) / 100) { index in self.engine.level(of: self.handles[index]) }
+        try output.endTick(time: Double(ticks) / 100) { index in self.runner.level(of: index)! }
     }
 
     /// Ends open utterances and the floor, and writes their events.
     func finish() throws(CommandError) {
-        for handle in handles { engine.removeStream(handle) }
+        runner.finish()
         try writeEvents()
     }
 
     private func writeEvents() throws(CommandError) {
-        try CommandError.rethrowing { try engine.consumeEvents { event in
+        try CommandError.rethrowing { try runner.consumeEvents { event in
             switch event {
             case .speech(let stream, let active, let time, let since):
-                try output.speech(stream: indexOfHandle[stream]!, active: active, time: time, since: since)
-            case .dominant(_, let stream, let time):
-                try output.dominant(stream: stream.map { indexOfHandle[$0]! }, time: time)
+                try output.speech(stream: stream, active: active, time: time, since: since)
+            case .dominant(let stream, let time):
+                try output.dominant(stream: stream, time: time)
             }
         } }
     }

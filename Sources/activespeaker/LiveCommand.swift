@@ -186,22 +186,21 @@ struct LiveCommand: Command {
                 })
             }
         }
-        let engine: Engine
+        let runner: RoomRunner
         do {
-            engine = try Engine(configuration: configuration)
+            runner = try RoomRunner(configuration: configuration, roomName: "live")
         } catch {
             throw .usage(error.description)
         }
-        let room = engine.addRoom(name: "live")
         let output = LiveOutput(view: LiveOptions.view(json: json), levelTicks: levelTicks)
-        var handles: [[StreamID]] = []
-        var indexOf: [StreamID: Int] = [:]
-        for deviceRows in rows {
-            handles.append(deviceRows.map { row in
-                let handle = engine.addStream(name: row.id, room: room)
-                indexOf[handle] = output.addStream(row.id)
-                return handle
-            })
+        // Each device's hop blocks, and each channel of them as one source of the room.
+        let blocks = captures.map(CaptureHops.init)
+        for (device, deviceRows) in rows.enumerated() {
+            for row in deviceRows {
+                let index = runner.add(blocks[device].channel(row.row), name: row.id)
+                let line = output.addStream(row.id)
+                precondition(line == index, "the output lists the streams in the runner's order")
+            }
         }
         for capture in captures {
             let format = capture.format
@@ -225,18 +224,16 @@ struct LiveCommand: Command {
             for capture in captures { capture.stop() }
         }
 
-        let streamOrder = Array(handles.joined())
-        var blocks = captures.map { [Float](repeating: 0, count: $0.hopBlockSize) }
         var failure: (device: String, error: SpeakerIOError)?
         var stopping = false
 
         func writeEvents() throws(CommandError) {
-            try CommandError.rethrowing { try engine.consumeEvents { event in
+            try CommandError.rethrowing { try runner.consumeEvents { event in
                 switch event {
                 case .speech(let stream, let active, let time, let since):
-                    try output.speech(stream: indexOf[stream]!, active: active, time: time, since: since)
-                case .dominant(_, let stream, let time):
-                    try output.dominant(stream: stream.map { indexOf[$0]! }, time: time)
+                    try output.speech(stream: stream, active: active, time: time, since: since)
+                case .dominant(let stream, let time):
+                    try output.dominant(stream: stream, time: time)
                 }
             } }
         }
@@ -248,14 +245,14 @@ struct LiveCommand: Command {
             for change in pending {
                 switch change {
                 case .added(let device):
-                    try output.device(time: engine.time, event: "added", device: device.name, details: [("description", .text(device.description))])
+                    try output.device(time: runner.time, event: "added", device: device.name, details: [("description", .text(device.description))])
                 case .removed(let device):
-                    try output.device(time: engine.time, event: "removed", device: device.name, details: [("description", .text(device.description))])
+                    try output.device(time: runner.time, event: "removed", device: device.name, details: [("description", .text(device.description))])
                 }
             }
         }
 
-        ticking: while durationTicks.map({ engine.ticks < $0 }) ?? true {
+        ticking: while durationTicks.map({ runner.ticks < $0 }) ?? true {
             // One hop from every device, then one tick.
             for (index, capture) in captures.enumerated() {
                 var status = AudioCapture.HopStatus.timedOut
@@ -265,7 +262,7 @@ struct LiveCommand: Command {
                         stopping = true
                         for capture in captures { capture.stop() }
                     }
-                    status = blocks[index].withUnsafeMutableBufferPointer { capture.nextHop(into: $0, timeout: 0.1) }
+                    status = blocks[index].next(timeout: 0.1)
                     if status != .timedOut { break }
                     try reportDeviceChanges()
                 }
@@ -274,24 +271,17 @@ struct LiveCommand: Command {
                     break ticking
                 }
             }
-            for (device, deviceHandles) in handles.enumerated() {
-                blocks[device].withUnsafeBufferPointer { block in
-                    for (row, handle) in deviceHandles.enumerated() {
-                        engine.submit(UnsafeBufferPointer(rebasing: block[row * 160..<(row + 1) * 160]), to: handle)
-                    }
-                }
-            }
-            engine.tick()
+            runner.tick()
             try writeEvents()
             try reportDeviceChanges()
-            try output.endTick(time: engine.time) { engine.level(of: streamOrder[$0]) }
+            try output.endTick(time: runner.time) { runner.level(of: $0)! }
         }
 
         // The run is over: end open utterances and the floor at the last tick, then report.
-        for handle in handles.joined() { engine.removeStream(handle) }
+        runner.finish()
         try writeEvents()
         if let failure {
-            try output.device(time: engine.time, event: "failed", device: failure.device, details: [("error", .text(failure.error.description))])
+            try output.device(time: runner.time, event: "failed", device: failure.device, details: [("error", .text(failure.error.description))])
         }
         if stats {
             var devicesLine = JSONLine()
@@ -304,12 +294,12 @@ struct LiveCommand: Command {
             }
             var line = JSONLine()
             line.add("type", "stats")
-            line.add("duration", engine.time, decimals: 3)
+            line.add("duration", runner.time, decimals: 3)
             line.add("devices", devicesLine)
             let perDevice = captures.map {
                 "\($0.format.device) \($0.framesRead) frames, \($0.overruns) overruns, \($0.droppedHops) dropped hops"
             }
-            try output.writeLine(line, note: "stats: \(JSONLine.fixed(engine.time, decimals: 3)) s; " + perDevice.joined(separator: "; "))
+            try output.writeLine(line, note: "stats: \(JSONLine.fixed(runner.time, decimals: 3)) s; " + perDevice.joined(separator: "; "))
         }
         try output.finish()
         if let failure { throw .failure(failure.error.description) }

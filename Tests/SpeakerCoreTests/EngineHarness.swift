@@ -30,29 +30,22 @@ struct EngineHarness {
         }
     }
 
+    /// Each stream is a `SignalHops` of a `RoomRunner`: its whole hops are submitted, a final partial hop is
+    /// not (silence); the streams are removed after the longest one's last whole hop.
     static func run(_ streams: [(String, [Float])], configuration: EngineConfiguration = EngineConfiguration()) throws -> Result {
-        let engine = try Engine(configuration: configuration)
-        let room = engine.addRoom(name: "test")
+        let runner = try RoomRunner(configuration: configuration, roomName: "test")
         var names: [StreamID: String] = [:]
-        let ids = streams.map { name, _ -> StreamID in
-            let id = engine.addStream(name: name, room: room)
-            names[id] = name
-            return id
+        for (name, samples) in streams {
+            names[runner.handle(of: runner.add(SignalHops(samples), name: name))!] = name
         }
-        let hop = AnalysisFormat.hopSize
-        let frames = streams.map { $0.1.count / hop }.max() ?? 0
+        let frames = streams.map { $0.1.count / AnalysisFormat.hopSize }.max() ?? 0
         var events: [EngineEvent] = []
-        for frame in 0..<frames {
-            for (index, (_, samples)) in streams.enumerated() where (frame + 1) * hop <= samples.count {
-                samples.withUnsafeBufferPointer {
-                    engine.submit(UnsafeBufferPointer(rebasing: $0[frame * hop..<(frame + 1) * hop]), to: ids[index])
-                }
-            }
-            engine.tick()
-            engine.consumeEvents { events.append($0) }
+        for _ in 0..<frames {
+            runner.tick()
+            runner.engine.consumeEvents { events.append($0) }
         }
-        for id in ids { engine.removeStream(id) }
-        engine.consumeEvents { events.append($0) }
+        runner.finish()
+        runner.engine.consumeEvents { events.append($0) }
         return Result(events: events, names: names)
     }
 }

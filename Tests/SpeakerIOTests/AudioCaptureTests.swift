@@ -106,6 +106,35 @@ struct AudioCaptureTests {
         #expect(capture.failure == nil && capture.overruns == 0)
     }
 
+    @Test func channelsAreHopSourcesOfTheBlocks() throws {
+        let left = Synthesis.voice(seconds: 0.5, f0: 120, levelDBFS: -20, seed: 1)
+        let right = Synthesis.sine(seconds: 0.5, frequency: 440, amplitude: 0.25)
+        let devices = try FileBackedDevices([("stereo", [left, right], 16000)])
+        defer { devices.remove() }
+        let capture = try AudioCapture(device: "stereo", channels: [2, 1], configurationFile: devices.configuration)
+        let hops = CaptureHops(capture)
+        let sources = [hops.channel(0), hops.channel(1)]
+        var rows: [[Float]] = [[], []]
+        var hop = [Float](repeating: 0, count: AnalysisFormat.hopSize)
+        capture.start()
+        var tick = 0
+        while tick < 50 {
+            let status = hops.next(timeout: 1)
+            if status == .finished { break }
+            guard status == .hop else { continue }
+            for (row, source) in sources.enumerated() {
+                #expect(hop.withUnsafeMutableBufferPointer { source.pull(tick: tick, into: $0) } == .audio)
+                rows[row] += hop
+            }
+            tick += 1
+        }
+        capture.stop()
+        let quantised = { (x: Float) in Float(Int16((max(-1, min(1, x)) * 32767).rounded())) / 32768 }
+        #expect(tick == 50)
+        #expect(rows[0] == Array(right.map(quantised).prefix(8000)))
+        #expect(rows[1] == Array(left.map(quantised).prefix(8000)))
+    }
+
     @Test func resamples48kHzTo16kHz() throws {
         let tone16 = Synthesis.sine(seconds: 1, frequency: 500, amplitude: 0.5)
         let tone48 = Synthesis.sine(seconds: 1, frequency: 500, amplitude: 0.5).indices.flatMap { index -> [Float] in

@@ -1,3 +1,5 @@
+import SpeakerBase
+
 /// Why an RTP packet was dropped as malformed.
 public enum RTPMalformation: String, Sendable, CaseIterable, Hashable {
     /// Shorter than the 12-byte header, or than its CSRC list.
@@ -12,22 +14,6 @@ public enum RTPMalformation: String, Sendable, CaseIterable, Hashable {
     case emptyPayload
     /// libopus rejects the payload.
     case invalidOpus
-}
-
-/// The RFC 6464 client-to-mixer audio level of a packet.
-public struct AudioLevel: Sendable, Hashable {
-    /// The level as −dBov: 0 is the loudest (0 dBov), 127 the quietest (−127 dBov or less).
-    public var level: UInt8
-    /// The sender's voice-activity flag (V). Only meaningful if the sender sets it; GStreamer 1.22 never does.
-    public var voice: Bool
-
-    public init(level: UInt8, voice: Bool) {
-        self.level = level
-        self.voice = voice
-    }
-
-    /// The level in dBov, 0…−127.
-    public var dBov: Float { -Float(level) }
 }
 
 /// One RTP packet (RFC 3550), parsed in place: fields and byte ranges of a caller-owned buffer.

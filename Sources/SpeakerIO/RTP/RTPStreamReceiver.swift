@@ -10,8 +10,10 @@ import SpeakerBase
 /// which it treats as silence — what a sender in DTX means. Lost packets inside a talk spurt are
 /// concealed by libopus (`OpusPacketDecoder.concealLoss`) for up to `maximumConcealment`.
 ///
+/// A `HopSource`: a `RoomRunner` or the server's media loop pulls it once per tick.
+///
 /// After `init`, `insert` and `pull` allocate nothing. Not thread-safe: one receiver thread owns it.
-public final class RTPStreamReceiver {
+public final class RTPStreamReceiver: HopSource {
     /// How packets are used.
     public enum Mode: String, Sendable, CaseIterable {
         /// Decode the Opus payload; the engine's VAD sees the audio.
@@ -20,15 +22,10 @@ public final class RTPStreamReceiver {
         case levels
     }
 
-    /// A tick's result.
-    public enum Output: Sendable, Equatable {
-        /// The hop buffer holds 160 samples of audio (decoded or concealed).
-        case audio
-        /// The loudest RFC 6464 level of the packets covering the tick (level-only mode).
-        case level(AudioLevel)
-        /// Nothing was received for this tick (DTX, the sender paused, or the stream has not started).
-        case silence
-    }
+    /// A tick's result: `.audio` (decoded or concealed, decode mode), `.level` (the loudest RFC 6464 level of
+    /// the packets covering the tick, level-only mode) or `.silence` (nothing received for the tick: DTX, the
+    /// sender paused, or the stream has not started). Never `.ended`: a stream ends when its owner says so.
+    public typealias Output = HopPull
 
     /// What `insert` did with a packet.
     public enum Insertion: Sendable, Equatable {

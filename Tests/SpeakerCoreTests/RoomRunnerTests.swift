@@ -1,0 +1,233 @@
+import CAllocationCounter
+import Testing
+import TestSupport
+@testable import SpeakerCore
+
+/// A test source: hop `n` is samples `[160n, 160n + 160)` of room time (silence past them), `.ended` from
+/// `endTick` on; it notes the first and last tick it was pulled for.
+final class SignalHops: HopSource {
+    let samples: [Float]
+    var endTick: Int?
+    private(set) var firstTick: Int?
+    private(set) var lastTick: Int?
+
+    init(_ samples: [Float], endTick: Int? = nil) {
+        self.samples = samples
+        self.endTick = endTick
+    }
+
+    func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> HopPull {
+        if firstTick == nil { firstTick = tick }
+        lastTick = tick
+        if let endTick, tick >= endTick { return .ended }
+        let start = tick * AnalysisFormat.hopSize
+        guard start + AnalysisFormat.hopSize <= samples.count else { return .silence }
+        samples.withUnsafeBufferPointer { samples in
+            _ = hop.update(fromContentsOf: UnsafeBufferPointer(rebasing: samples[start..<start + AnalysisFormat.hopSize]))
+        }
+        return .audio
+    }
+}
+
+/// A level-only test source: one RFC 6464 level per tick, without the V flag.
+final class LevelHops: HopSource {
+    let levels: [UInt8]
+
+    init(_ levels: [UInt8]) { self.levels = levels }
+
+    func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> HopPull {
+        tick < levels.count ? .level(AudioLevel(level: levels[tick], voice: false)) : .silence
+    }
+}
+
+/// `RoomRunner`: one room's sources pulled each tick, events by source index.
+@Suite struct RoomRunnerTests {
+    static let quiet = Synthesis.noise(seconds: 4, levelDBFS: -65, seed: 9)
+    /// Background noise, then from 0.5 s a voice (as `EngineTests` has its talkers).
+    static func talker(f0: Double, seed: UInt64) -> [Float] {
+        var signal = Synthesis.noise(seconds: 4, levelDBFS: -65, seed: seed + 100)
+        Synthesis.add(Synthesis.voice(seconds: 3.5, f0: f0, levelDBFS: -22, seed: seed), into: &signal, at: 0.5)
+        return signal
+    }
+    static let voice = talker(f0: 130, seed: 2)
+    static let otherVoice = talker(f0: 210, seed: 4)
+
+    static func events(_ runner: RoomRunner) -> [RoomRunner.Event] {
+        var events: [RoomRunner.Event] = []
+        runner.consumeEvents { events.append($0) }
+        return events
+    }
+
+    @Test func eventsNameTheSourceThatMadeThem() throws {
+        let signals = [Self.quiet, Self.voice, Self.quiet, Self.otherVoice]
+        // The engine driven directly, as the reference.
+        let engine = try Engine()
+        let room = engine.addRoom(name: "room")
+        let ids = signals.indices.map { engine.addStream(name: "s\($0)", room: room) }
+        var expected: [RoomRunner.Event] = []
+        let runner = try RoomRunner(roomName: "room")
+        for (index, signal) in signals.enumerated() {
+            #expect(runner.add(SignalHops(signal), name: "s\(index)") == index)
+        }
+        var got: [RoomRunner.Event] = []
+        for tick in 0..<350 {
+            for (index, signal) in signals.enumerated() {
+                signal.withUnsafeBufferPointer { engine.submit(UnsafeBufferPointer(rebasing: $0[tick * 160..<(tick + 1) * 160]), to: ids[index]) }
+            }
+            engine.tick()
+            engine.consumeEvents { event in
+                switch event {
+                case .speech(let stream, let active, let time, let since):
+                    expected.append(.speech(stream: ids.firstIndex(of: stream)!, active: active, time: time, since: since))
+                case .dominant(_, let stream, let time):
+                    expected.append(.dominant(stream: stream.map { ids.firstIndex(of: $0)! }, time: time))
+                }
+            }
+            runner.tick()
+            got += Self.events(runner)
+        }
+        #expect(runner.ticks == 350)
+        #expect(got == expected)
+        #expect(got.contains { if case .speech(1, true, _, _) = $0 { true } else { false } })
+        #expect(got.contains { if case .speech(3, true, _, _) = $0 { true } else { false } })
+        #expect(!got.contains { if case .speech(0, _, _, _) = $0 { true } else { false } }, "the quiet streams never speak")
+        #expect(runner.names == ["s0", "s1", "s2", "s3"])
+    }
+
+    /// Ticks `runner` until source `index` speaks and holds the floor (at most 350 ticks), keeping the events.
+    static func tickUntilSpeakingWithTheFloor(_ runner: RoomRunner, _ index: Int, events: inout [RoomRunner.Event]) throws {
+        var floor: Int?
+        for _ in 0..<350 {
+            runner.tick()
+            for event in Self.events(runner) {
+                events.append(event)
+                if case .dominant(let stream, _) = event { floor = stream }
+            }
+            if runner.ticks > 100, floor == index, runner.engine.isSpeaking(runner.handle(of: index)!) { return }
+        }
+        Issue.record("source \(index) never spoke holding the floor: \(events)")
+        throw CancellationError()
+    }
+
+    @Test func sourcesComeAndGoBetweenTicks() throws {
+        let runner = try RoomRunner(roomName: "room")
+        let alice = SignalHops(Self.voice)
+        #expect(runner.add(SignalHops(Self.quiet), name: "quiet") == 0)
+        #expect(runner.add(alice, name: "alice") == 1)
+        var events: [RoomRunner.Event] = []
+        try Self.tickUntilSpeakingWithTheFloor(runner, 1, events: &events)
+        // Bob joins now: his first pull is for the next tick.
+        let joined = runner.ticks
+        let bob = SignalHops(Self.otherVoice)
+        #expect(runner.add(bob, name: "bob") == 2)
+        runner.tick()
+        #expect(bob.firstTick == joined)
+        _ = Self.events(runner)
+        // Alice leaves between ticks; if she is speaking, her utterance ends at the end of the last tick.
+        let speaking = runner.engine.isSpeaking(runner.handle(of: 1)!)
+        let left = runner.ticks
+        runner.remove(1)
+        let removal = Self.events(runner)
+        if speaking {
+            #expect(removal.contains { if case .speech(1, false, let time, _) = $0 { abs(time - Double(left) / 100) < 1e-9 } else { false } }, "\(removal)")
+        }
+        #expect(!runner.isPresent(1))
+        #expect(runner.handle(of: 1) == nil)
+        #expect(runner.level(of: 1) == nil)
+        #expect(runner.presentSources == [0, 2])
+        #expect(runner.statistics(of: 1).speechTime > 0)
+        runner.remove(1)  // again: nothing
+        for _ in 0..<20 { runner.tick() }
+        #expect(alice.lastTick == left - 1, "not pulled after its removal")
+        #expect(bob.lastTick == left + 19)
+        let later = Self.events(runner)
+        #expect(!later.contains { if case .speech(1, _, _, _) = $0 { true } else { false } })
+        runner.finish()
+        #expect(runner.presentSources.isEmpty)
+    }
+
+    @Test func aSourceThatEndsIsRemovedAndItsUtteranceEnds() throws {
+        let runner = try RoomRunner(roomName: "room")
+        let ending = SignalHops(Self.voice)
+        runner.add(SignalHops(Self.quiet), name: "quiet")
+        runner.add(ending, name: "ending")
+        var events: [RoomRunner.Event] = []
+        try Self.tickUntilSpeakingWithTheFloor(runner, 1, events: &events)
+        // The next tick, the source pulls .ended; it is removed before the engine runs the tick, and its
+        // utterance and the floor end at the end of its last hop.
+        let endTick = runner.ticks
+        ending.endTick = endTick
+        runner.tick()
+        let end = Self.events(runner)
+        let first = try #require(end.first)
+        guard case .speech(1, false, let time, let since) = first else {
+            Issue.record("expected the end of the source's utterance first, got \(end)")
+            return
+        }
+        #expect(abs(time - Double(endTick) / 100) < 1e-9)
+        #expect(since <= time)
+        #expect(end.contains { if case .dominant(nil, let time) = $0 { abs(time - Double(endTick) / 100) < 1e-9 } else { false } })
+        #expect(!runner.isPresent(1))
+        #expect(runner.presentSources == [0])
+        for _ in 0..<10 { runner.tick() }
+        #expect(ending.lastTick == endTick)
+        runner.finish()
+        #expect(runner.presentSources.isEmpty)
+    }
+
+    @Test func levelSourcesGiveLevelsWithoutAVoiceFlagTheSenderNeverSets() throws {
+        let talker = LevelStreamTests.talker(seconds: 6, quiet: 70, talks: [(1, 3.5)], seed: 1)
+        let engine = try Engine()
+        let room = engine.addRoom(name: "levels")
+        let id = engine.addLevelStream(name: "talker", room: room)
+        var expected: [EngineEvent] = []
+        for level in talker {
+            engine.submitLevel(level, voiceActivity: nil, to: id)
+            engine.tick()
+            engine.consumeEvents { expected.append($0) }
+        }
+        let runner = try RoomRunner(roomName: "levels")
+        runner.add(LevelHops(talker), name: "talker", levels: true)
+        var got: [RoomRunner.Event] = []
+        for _ in talker.indices {
+            runner.tick()
+            got += Self.events(runner)
+        }
+        #expect(!got.isEmpty)
+        #expect(got.count == expected.count)
+        for (event, reference) in zip(got, expected) {
+            #expect(event.time == reference.time)
+        }
+    }
+
+    @Test func aTickAllocatesNothingAfterWarmUp() throws {
+        let runner = try RoomRunner(roomName: "room")
+        let voices = (0..<4).map { Synthesis.voice(seconds: 3, f0: 100 + 40 * Double($0), levelDBFS: -25, seed: UInt64($0)) }
+        for (index, voice) in voices.enumerated() { runner.add(SignalHops(voice), name: "s\(index)") }
+        runner.add(LevelHops((0..<300).map { UInt8(30 + $0 % 20) }), name: "levels", levels: true)
+        var eventCount = 0
+        var allocations = 0
+        func run(_ ticks: Int) {
+            for _ in 0..<ticks {
+                let before = allocation_counter_current_thread()
+                runner.tick()
+                runner.consumeEvents { _ in eventCount += 1 }
+                allocations += allocation_counter_current_thread() - before
+            }
+        }
+        run(20)
+        allocations = 0
+        eventCount = 0
+        run(270)
+        #expect(allocations == 0)
+        #expect(eventCount > 0)  // the measured ticks made decisions
+    }
+}
+
+extension RoomRunner.Event {
+    var time: Double {
+        switch self {
+        case .speech(_, _, let time, _), .dominant(_, let time): time
+        }
+    }
+}
