@@ -7,9 +7,10 @@ import SpeakerBase
 /// bit for bit (libsoxr's output does not depend on how its input is split into blocks; `FileStreamReaderTests`
 /// compares both for every format fixture).
 ///
-/// Memory: one block of `blockFrames` interleaved frames, one resampler per stream and each stream's samples
-/// decoded but not yet read (at most about one resampled block when the streams are read in step): about
-/// 12 KiB per mono stream besides libsndfile's and libsoxr's own state.
+/// Memory: a mono file at the output rate decodes each block straight into its one stream's buffer: one block
+/// of `blockFrames` samples (8 KiB) besides libsndfile's own state. Other files: one block of interleaved frames,
+/// one channel's block, one resampler per stream and each stream's samples decoded but not yet read (at most
+/// about one resampled block when the streams are read in step).
 ///
 /// Not thread-safe: use one instance from one thread at a time.
 public final class FileStreamReader {
@@ -28,8 +29,9 @@ public final class FileStreamReader {
     /// Format, rate and channel of each stream's source, as `DecodedStream.sourceDescription` says it.
     public let sourceDescriptions: [String]
 
-    /// Frames read from the file at a time.
-    public static let blockFrames = 1024
+    /// Frames read from the file at a time. 2,048: `detect` over 512 one-minute mono files spent 10–20 % less
+    /// CPU time than with 1,024 (fewer calls into libsndfile and the kernel), for 4 KiB more per stream.
+    public static let blockFrames = 2048
 
     private let file: AudioFile
     private let downmix: Bool
@@ -79,8 +81,11 @@ public final class FileStreamReader {
             error.subject = .file(path)
             throw error
         }
-        interleaved = [Float](repeating: 0, count: Self.blockFrames * file.channelCount)
-        channel = [Float](repeating: 0, count: Self.blockFrames)
+        // A mono file at the output rate decodes straight into its stream's pending samples (`decodeBlock`):
+        // it needs neither buffer.
+        let direct = file.channelCount == 1 && sourceRate == sampleRate
+        interleaved = [Float](repeating: 0, count: direct ? 0 : Self.blockFrames * file.channelCount)
+        channel = [Float](repeating: 0, count: direct ? 0 : Self.blockFrames)
         // Room for what one block gives after libsoxr's delay has built up; anything more stays inside libsoxr
         // and comes out with the next block or the flush, the same samples either way.
         resampled = [Float](
@@ -130,6 +135,16 @@ public final class FileStreamReader {
     /// Decodes the next block of the file into every stream's pending samples; at the file's end flushes the
     /// resamplers and sets `fileEnded`.
     private func decodeBlock() throws {
+        if channelCount == 1 && resamplers.isEmpty {
+            // One stream, which asks for a block only when it has read all it had: decode into its buffer.
+            pending[0].removeAll(keepingCapacity: true)
+            pendingStart[0] = 0
+            pending[0].append(contentsOf: repeatElement(0, count: Self.blockFrames))
+            let frames = try pending[0].withUnsafeMutableBufferPointer { try file.readFrames(into: $0) }
+            pending[0].removeLast(Self.blockFrames - frames)
+            if frames == 0 { fileEnded = true }
+            return
+        }
         for index in pending.indices where pendingStart[index] > 0 {
             pending[index].removeFirst(pendingStart[index])
             pendingStart[index] = 0
