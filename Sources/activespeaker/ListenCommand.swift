@@ -333,14 +333,5 @@ final class ListenRoom {
         try writeEvents()
     }
 
-    private func writeEvents() throws(CommandError) {
-        try CommandError.rethrowing { try runner.consumeEvents { event in
-            switch event {
-            case .speech(let stream, let active, let time, let since):
-                try output.speech(stream: stream, active: active, time: time, since: since)
-            case .dominant(let stream, let time):
-                try output.dominant(stream: stream, time: time)
-            }
-        } }
-    }
+    private func writeEvents() throws(CommandError) { try output.writeEvents(of: runner) }
 }

@@ -227,16 +227,7 @@ struct LiveCommand: Command {
         var failure: (device: String, error: SpeakerIOError)?
         var stopping = false
 
-        func writeEvents() throws(CommandError) {
-            try CommandError.rethrowing { try runner.consumeEvents { event in
-                switch event {
-                case .speech(let stream, let active, let time, let since):
-                    try output.speech(stream: stream, active: active, time: time, since: since)
-                case .dominant(let stream, let time):
-                    try output.dominant(stream: stream, time: time)
-                }
-            } }
-        }
+        func writeEvents() throws(CommandError) { try output.writeEvents(of: runner) }
         func reportDeviceChanges() throws(CommandError) {
             let pending = changes.withLock { list in
                 defer { list.removeAll() }

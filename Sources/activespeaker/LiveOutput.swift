@@ -54,6 +54,19 @@ final class LiveOutput {
         wroteThisTick = true
     }
 
+    /// Writes every event `runner` made since the last call, its streams being this output's (added in the
+    /// runner's order).
+    func writeEvents(of runner: RoomRunner) throws(CommandError) {
+        try CommandError.rethrowing { try runner.consumeEvents { event in
+            switch event {
+            case .speech(let stream, let active, let time, let since):
+                try speech(stream: stream, active: active, time: time, since: since)
+            case .dominant(let stream, let time):
+                try dominant(stream: stream, time: time)
+            }
+        } }
+    }
+
     /// A `device` line: `{"t":…,"type":"device","event":EVENT,"device":NAME, …details}`.
     func device(time: Double, event: String, device: String, details: [(String, DetailValue)] = []) throws(CommandError) {
         var line = JSONLine()
