@@ -39,20 +39,13 @@ public final class HopCutter: HopSource {
     /// - Complexity: O(block + part hop held). Allocates nothing.
     public func append(_ block: UnsafeBufferPointer<Float>) {
         // Move the part hop left over to the front, then the block after it.
+        let base = pending.baseAddress!
         if start > 0 {
-            var index = 0
-            while index < count {
-                pending[index] = pending[start + index]
-                index += 1
-            }
+            base.update(from: base + start, count: count)
             start = 0
         }
         precondition(count + block.count <= pending.count, "the cutter holds whole hops not taken, or the block is over its capacity")
-        var index = 0
-        while index < block.count {
-            pending[count + index] = block[index]
-            index += 1
-        }
+        if let source = block.baseAddress { (base + count).update(from: source, count: block.count) }
         count += block.count
     }
 
@@ -62,11 +55,7 @@ public final class HopCutter: HopSource {
     public func next(into hop: UnsafeMutableBufferPointer<Float>) -> Bool {
         precondition(hop.count == AnalysisFormat.hopSize, "a hop is AnalysisFormat.hopSize samples")
         guard count >= AnalysisFormat.hopSize else { return false }
-        var index = 0
-        while index < AnalysisFormat.hopSize {
-            hop[index] = pending[start + index]
-            index += 1
-        }
+        hop.baseAddress!.update(from: pending.baseAddress! + start, count: AnalysisFormat.hopSize)
         start += AnalysisFormat.hopSize
         count -= AnalysisFormat.hopSize
         return true
