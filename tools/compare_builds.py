@@ -4,7 +4,9 @@ rooms of 5) at the given stream counts, the two builds taking turns so that both
 
 Each round runs `Benchmarks --scenario 1 --streams N --runs R` for the baseline, then for the candidate;
 the figure is CPU time per stream-frame (ns, process CPU time: robust to other load, unlike wall time).
-It prints, per stream count, the median over rounds of each build's median, and candidate / baseline.
+It prints, per stream count, the median over rounds of each build's median, candidate / baseline, and
+the median of the rounds' own ratios (each round's two builds ran back to back, so this one cancels the
+machine's slow drifts) with how many rounds the candidate was faster.
 
 Typical use: the previous commit's build in a git worktree against this one:
 
@@ -48,8 +50,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--fixtures", default="Fixtures/meetings", help="the meetings both builds play")
     ap.add_argument("--config", action="append", default=[], help="engine setting for the candidate only")
     args = ap.parse_args(argv)
-    print("| streams | baseline ns/stream-frame | candidate ns/stream-frame | candidate / baseline |")
-    print("|---:|---:|---:|---:|")
+    print("| streams | baseline ns/stream-frame | candidate ns/stream-frame | candidate / baseline "
+          "| median of round ratios | rounds faster |")
+    print("|---:|---:|---:|---:|---:|---:|")
     for streams in (int(s) for s in args.streams.split(",")):
         base, cand = [], []
         for round_ in range(args.rounds):
@@ -58,8 +61,11 @@ def main(argv: list[str]) -> int:
             print(f"compare_builds: {streams} streams, round {round_ + 1}: {base[-1]:.0f} vs {cand[-1]:.0f} ns",
                   file=sys.stderr)
         b, c = statistics.median(base), statistics.median(cand)
+        ratios = [y / x for x, y in zip(base, cand)]
+        faster = sum(1 for r in ratios if r < 1)
         print(f"| {streams:,} | {b:,.0f} [{min(base):,.0f}–{max(base):,.0f}] | {c:,.0f} [{min(cand):,.0f}–{max(cand):,.0f}] "
-              f"| {c / b:.3f} |")
+              f"| {c / b:.3f} | {statistics.median(ratios):.3f} [{min(ratios):.3f}–{max(ratios):.3f}] "
+              f"| {faster} of {len(ratios)} |")
     return 0
 
 

@@ -144,7 +144,7 @@ import TestSupport
         }
         // Row 2 is the newest (the oldest is row 0).
         for _ in 0..<SpectralState.fluxSpan { state.repeatNewestBands() }
-        #expect(state.bandHistory.allSatisfy { $0 == 2 })
+        #expect(state.bandHistory.values.allSatisfy { $0 == 2 })
     }
 
     @Test func onsetIsFoundAndDatedWithTheCascadeOnAndOff() throws {

@@ -15,16 +15,12 @@ struct NoiseTracker {
     let bias: Float
     let minimumPower: Float
 
-    /// Smoothed periodogram per bin.
-    private(set) var smoothed: [Float]
-    /// Minimum of `smoothed` in the current subwindow.
-    private var currentMinimum: [Float]
-    /// Minimum per bin of each completed subwindow, `subwindowCount - 1` rows of `binCount`.
-    private var pastMinima: [Float]
-    /// Minimum over `pastMinima`.
-    private var pastMinimum: [Float]
-    /// The noise power estimate per bin, in the units of the spectra given to `update`.
-    private(set) var noise: [Float]
+    /// Every per-bin row in one allocation (one header, one uniqueness check, adjacent cache lines per
+    /// update), `binCount` floats each: the smoothed periodogram, the minimum of the current subwindow,
+    /// the minimum over the past subwindows, the noise estimate, then the `subwindowCount − 1` past
+    /// subwindows' minima (oldest replaced first).
+    private var storage: [Float]
+    private static let smoothedRow = 0, currentMinimumRow = 1, pastMinimumRow = 2, noiseRow = 3, pastMinimaRow = 4
     private var framesInSubwindow = 0
     private var nextRow = 0
     private var started = false
@@ -37,11 +33,22 @@ struct NoiseTracker {
         self.subwindowCount = subwindowCount
         self.bias = bias
         self.minimumPower = minimumPower
-        smoothed = [Float](repeating: 0, count: binCount)
-        currentMinimum = [Float](repeating: .greatestFiniteMagnitude, count: binCount)
-        pastMinima = [Float](repeating: .greatestFiniteMagnitude, count: binCount * (subwindowCount - 1))
-        pastMinimum = [Float](repeating: .greatestFiniteMagnitude, count: binCount)
-        noise = [Float](repeating: minimumPower, count: binCount)
+        storage = [Float](repeating: .greatestFiniteMagnitude, count: binCount * (Self.pastMinimaRow + subwindowCount - 1))
+        storage.withUnsafeMutableBufferPointer { rows in
+            let base = rows.baseAddress!
+            (base + Self.smoothedRow * binCount).update(repeating: 0, count: binCount)
+            (base + Self.noiseRow * binCount).update(repeating: minimumPower, count: binCount)
+        }
+    }
+
+    /// The noise power estimate per bin, in the units of the spectra given to `update`.
+    var noise: ArraySlice<Float> { storage[Self.noiseRow * binCount..<(Self.noiseRow + 1) * binCount] }
+
+    /// Calls `body` with the noise power estimate per bin (see `noise`), without copying it.
+    func withNoise<Result>(_ body: (UnsafeBufferPointer<Float>) throws -> Result) rethrows -> Result {
+        try storage.withUnsafeBufferPointer { rows in
+            try body(UnsafeBufferPointer(start: rows.baseAddress! + Self.noiseRow * binCount, count: binCount))
+        }
     }
 
     /// Forgets everything learnt.
@@ -55,13 +62,19 @@ struct NoiseTracker {
     /// current smoothed spectrum times the bias, and learns from the frames that follow.
     mutating func forgetPast() {
         guard started else { return }
-        for k in 0..<binCount {
-            currentMinimum[k] = smoothed[k]
-            pastMinimum[k] = .greatestFiniteMagnitude
-            let estimate = smoothed[k] * bias
-            noise[k] = estimate > minimumPower ? estimate : minimumPower
+        let bins = binCount, bias = self.bias, floor = minimumPower
+        storage.withUnsafeMutableBufferPointer { rows in
+            let base = rows.baseAddress!
+            let s = base + Self.smoothedRow * bins, cm = base + Self.currentMinimumRow * bins
+            let pm = base + Self.pastMinimumRow * bins, n = base + Self.noiseRow * bins
+            for k in 0..<bins {
+                cm[k] = s[k]
+                pm[k] = .greatestFiniteMagnitude
+                let estimate = s[k] * bias
+                n[k] = estimate > floor ? estimate : floor
+            }
+            (base + Self.pastMinimaRow * bins).update(repeating: .greatestFiniteMagnitude, count: bins * (subwindowCount - 1))
         }
-        for i in pastMinima.indices { pastMinima[i] = .greatestFiniteMagnitude }
         framesInSubwindow = 0
     }
 
@@ -77,26 +90,23 @@ struct NoiseTracker {
         started = true
         let bias = self.bias, floor = minimumPower
         // A plain loop over raw pointers with branch-free selects: LLVM vectorises it (minps/maxps).
-        smoothed.withUnsafeMutableBufferPointer { sBuffer in
-            currentMinimum.withUnsafeMutableBufferPointer { cmBuffer in
-                pastMinimum.withUnsafeBufferPointer { pmBuffer in
-                    noise.withUnsafeMutableBufferPointer { nBuffer in
-                        let s = sBuffer.baseAddress!, cm = cmBuffer.baseAddress!, pm = pmBuffer.baseAddress!
-                        let n = nBuffer.baseAddress!, p = power.baseAddress!
-                        let keep: Float = firstFrame ? 0 : a, take: Float = firstFrame ? 1 : b
-                        for k in 0..<binCount {
-                            let sv = s[k] * keep + p[k] * take
-                            s[k] = sv
-                            let c = cm[k]
-                            let minimum = sv < c ? sv : c
-                            cm[k] = minimum
-                            let past = pm[k]
-                            let lowest = minimum < past ? minimum : past
-                            let estimate = lowest * bias
-                            n[k] = estimate > floor ? estimate : floor
-                        }
-                    }
-                }
+        let bins = binCount
+        storage.withUnsafeMutableBufferPointer { rows in
+            let base = rows.baseAddress!
+            let s = base + Self.smoothedRow * bins, cm = base + Self.currentMinimumRow * bins
+            let pm = base + Self.pastMinimumRow * bins, n = base + Self.noiseRow * bins
+            let p = power.baseAddress!
+            let keep: Float = firstFrame ? 0 : a, take: Float = firstFrame ? 1 : b
+            for k in 0..<bins {
+                let sv = s[k] * keep + p[k] * take
+                s[k] = sv
+                let c = cm[k]
+                let minimum = sv < c ? sv : c
+                cm[k] = minimum
+                let past = pm[k]
+                let lowest = minimum < past ? minimum : past
+                let estimate = lowest * bias
+                n[k] = estimate > floor ? estimate : floor
             }
         }
         framesInSubwindow += frames
@@ -106,17 +116,20 @@ struct NoiseTracker {
     /// Stores the finished subwindow's minima, replacing the oldest, and recomputes their minimum.
     private mutating func closeSubwindow() {
         framesInSubwindow = 0
-        let rows = subwindowCount - 1
-        let start = nextRow * binCount
-        for k in 0..<binCount {
-            pastMinima[start + k] = currentMinimum[k]
-            currentMinimum[k] = .greatestFiniteMagnitude
-        }
+        let rows = subwindowCount - 1, bins = binCount
+        let row = nextRow
         nextRow = (nextRow + 1) % rows
-        for k in 0..<binCount {
-            var m = Float.greatestFiniteMagnitude
-            for row in 0..<rows { m = min(m, pastMinima[row * binCount + k]) }
-            pastMinimum[k] = m
+        storage.withUnsafeMutableBufferPointer { storage in
+            let base = storage.baseAddress!
+            let cm = base + Self.currentMinimumRow * bins, pm = base + Self.pastMinimumRow * bins
+            let past = base + Self.pastMinimaRow * bins
+            (past + row * bins).update(from: cm, count: bins)
+            cm.update(repeating: .greatestFiniteMagnitude, count: bins)
+            for k in 0..<bins {
+                var m = Float.greatestFiniteMagnitude
+                for r in 0..<rows { m = min(m, past[r * bins + k]) }
+                pm[k] = m
+            }
         }
     }
 }

@@ -11,22 +11,25 @@
 ///
 /// Real-time safe; O(1) per frame (running counts over a ring).
 struct SustainedToneDetector {
+    /// Frames in the ring (the bits of a `UInt32`).
     static let length = 32
     static let minimumSounding = 10
-    private var sounding = [Bool](repeating: false, count: length)
-    private var steady = [Bool](repeating: false, count: length)
+    /// Bit `i`: frame `i` of the ring was sounding (steady); inline, no heap allocation.
+    private var sounding: UInt32 = 0
+    private var steady: UInt32 = 0
     private var soundingCount = 0
     private var steadyCount = 0
     private var next = 0
 
     /// Adds a frame; returns true when the sounding frames of the last 320 ms are mostly steady.
     mutating func update(_ f: FrameFeatures, configuration c: VoiceActivityConfiguration) -> Bool {
-        if sounding[next] { soundingCount -= 1 }
-        if steady[next] { steadyCount -= 1 }
+        let bit: UInt32 = 1 << UInt32(next)
+        if sounding & bit != 0 { soundingCount -= 1 }
+        if steady & bit != 0 { steadyCount -= 1 }
         let isSounding = f.segmentalSNR >= c.voicedSNR
         let isSteady = isSounding && f.flux < c.steadyFlux
-        sounding[next] = isSounding
-        steady[next] = isSteady
+        sounding = isSounding ? sounding | bit : sounding & ~bit
+        steady = isSteady ? steady | bit : steady & ~bit
         if isSounding { soundingCount += 1 }
         if isSteady { steadyCount += 1 }
         next = (next + 1) % Self.length

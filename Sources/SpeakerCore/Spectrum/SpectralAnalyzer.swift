@@ -8,7 +8,7 @@ struct SpectralState {
     var noise: NoiseTracker
     /// Band energies of the last `fluxSpan` analysed frames, one row of `SpectralBands.count` each; the
     /// row at `oldestBandRow` is the oldest, against which the flux is measured.
-    var bandHistory: [Float]
+    var bandHistory = BandHistory()
     var oldestBandRow = 0
     /// Analysed frames between the two spectra whose difference is the flux.
     static let fluxSpan = 3
@@ -16,10 +16,9 @@ struct SpectralState {
     /// flux keeps measuring the rise over `fluxSpan` frames (30 ms), not over `fluxSpan` analyses.
     mutating func repeatNewestBands() {
         let count = SpectralBands.count
-        let newest = (oldestBandRow + Self.fluxSpan - 1) % Self.fluxSpan
-        bandHistory.withUnsafeMutableBufferPointer { rows in
-            let base = rows.baseAddress!
-            (base + oldestBandRow * count).update(from: base + newest * count, count: count)
+        let oldest = oldestBandRow, newest = (oldestBandRow + Self.fluxSpan - 1) % Self.fluxSpan
+        bandHistory.withUnsafeMutableFloats { base in
+            (base + oldest * count).update(from: base + newest * count, count: count)
         }
         oldestBandRow = (oldestBandRow + 1) % Self.fluxSpan
     }
@@ -49,8 +48,42 @@ struct SpectralState {
             subwindowCount: 4,
             bias: configuration.noiseBias,
             minimumPower: SpectralAnalyzer.minimumBinPower)
-        bandHistory = [Float](repeating: Levels.floorDBFS, count: SpectralBands.count * Self.fluxSpan)
     }
+}
+
+/// The band energies (dB) of a stream's last `SpectralState.fluxSpan` analysed frames: `fluxSpan` rows of
+/// `SpectralBands.count`, stored inline in the stream's state (no heap allocation, no reference count).
+struct BandHistory {
+    /// Floats in all.
+    static let count = 48
+    private var rows = (
+        SIMD16<Float>(repeating: Levels.floorDBFS), SIMD16<Float>(repeating: Levels.floorDBFS),
+        SIMD16<Float>(repeating: Levels.floorDBFS)
+    )
+
+    init() {
+        precondition(SpectralState.fluxSpan * SpectralBands.count == Self.count, "BandHistory holds 3 rows of 16")
+    }
+
+    /// Calls `body` with the first of the `count` floats, row by row.
+    mutating func withUnsafeMutableFloats<Result>(_ body: (UnsafeMutablePointer<Float>) throws -> Result) rethrows -> Result {
+        try withUnsafeMutableBytes(of: &rows) { try body($0.baseAddress!.assumingMemoryBound(to: Float.self)) }
+    }
+
+    /// Float `index` (row × `SpectralBands.count` + band).
+    subscript(index: Int) -> Float {
+        get {
+            precondition(index >= 0 && index < Self.count)
+            return withUnsafeBytes(of: rows) { $0.load(fromByteOffset: index * 4, as: Float.self) }
+        }
+        set {
+            precondition(index >= 0 && index < Self.count)
+            withUnsafeMutableFloats { $0[index] = newValue }
+        }
+    }
+
+    /// Every float, row by row (allocates: for tests and diagnostics).
+    var values: [Float] { (0..<Self.count).map { self[$0] } }
 }
 
 /// Computes `FrameFeatures` for one hop of one stream. One analyzer per worker thread: it owns the
@@ -217,7 +250,7 @@ final class SpectralAnalyzer {
         let decibelsPerOctave: Float = 3.010_299_956_6
         let speech = SpectralBands.speechBands
         power.withUnsafeBufferPointer { pBuffer in
-            state.noise.noise.withUnsafeBufferPointer { nBuffer in
+            state.noise.withNoise { nBuffer in
                 let p = pBuffer.baseAddress!, noise = nBuffer.baseAddress!
                 // Noise power through the first-difference filter |1 − e^(−iω)|² = 2 − 2·cos ω.
                 differenceGain.withUnsafeBufferPointer { gain in
@@ -235,10 +268,10 @@ final class SpectralAnalyzer {
                 }
                 withUnsafeMutableBytes(of: &features.bandEnergyDB) { dbBytes in
                     withUnsafeMutableBytes(of: &features.bandSNR) { snrBytes in
-                        state.bandHistory.withUnsafeMutableBufferPointer { history in
+                        state.bandHistory.withUnsafeMutableFloats { history in
                             let db = dbBytes.bindMemory(to: Float.self), snr = snrBytes.bindMemory(to: Float.self)
                             // The oldest row: the frame `fluxSpan` analyses ago, replaced by this one.
-                            let past = history.baseAddress! + state.oldestBandRow * SpectralBands.count
+                            let past = history + state.oldestBandRow * SpectralBands.count
                             SpectralBands.edges.withUnsafeBufferPointer { edges in
                                 SpectralBands.inverseWidthList.withUnsafeBufferPointer { inverseWidths in
                                     for band in 0..<SpectralBands.count {
@@ -280,7 +313,7 @@ final class SpectralAnalyzer {
         // Periodicity only matters for frames that stand `voicedSNR` above the floor (no other frame
         // can be voiced, nor counts for the sustained-sound test): skip its transform elsewhere.
         if features.segmentalSNR >= configuration.voicedSNR {
-            (features.periodicity, features.pitchHz) = periodicity(noise: state.noise.noise)
+            (features.periodicity, features.pitchHz) = state.noise.withNoise { periodicity(noise: $0) }
         }
         state.cascade.analysed(features, differencedNoiseDBFS: Levels.dBFS(meanSquare: noiseTotal))
         return features
@@ -296,30 +329,28 @@ final class SpectralAnalyzer {
     ///    transform it: by Wiener–Khinchin the result is that signal's autocorrelation r(lag).
     /// 3. Divide r(lag)/r(0) by the Hann window's own normalised autocorrelation at that lag
     ///    (Boersma 1993), so a perfectly periodic signal scores ≈ 1 at its period.
-    private func periodicity(noise: [Float]) -> (Float, Float) {
+    private func periodicity(noise nz: UnsafeBufferPointer<Float>) -> (Float, Float) {
         let input = workspace.autocorrelationSpectrum.pointer
         let halfPlusOne = Self.autocorrelationSize / 2 + 1
         input.initialize(repeating: 0, count: 2 * halfPlusOne)
         var excess: Float = 0
         power.withUnsafeBufferPointer { p in
-            noise.withUnsafeBufferPointer { nz in
-                let over = SIMD8<Float>(repeating: overSubtraction), one = SIMD8<Float>(repeating: 1)
-                var excessLanes = SIMD8<Float>()
-                var k = Self.periodicityBins.lowerBound
-                while k + 8 <= Self.periodicityBins.upperBound + 1 {
-                    let ratio = p.load8(k) / (over * nz.load8(k))
-                    let floored = ratio.lanewiseMax(one)
-                    excessLanes += floored - one
-                    for lane in 0..<8 { input[2 * (k + lane)] = floored[lane] }
-                    k += 8
-                }
-                excess = excessLanes.sum()
-                while k <= Self.periodicityBins.upperBound {
-                    let ratio = p[k] / (overSubtraction * nz[k])
-                    input[2 * k] = max(ratio, 1)
-                    excess += max(ratio - 1, 0)
-                    k += 1
-                }
+            let over = SIMD8<Float>(repeating: overSubtraction), one = SIMD8<Float>(repeating: 1)
+            var excessLanes = SIMD8<Float>()
+            var k = Self.periodicityBins.lowerBound
+            while k + 8 <= Self.periodicityBins.upperBound + 1 {
+                let ratio = p.load8(k) / (over * nz.load8(k))
+                let floored = ratio.lanewiseMax(one)
+                excessLanes += floored - one
+                for lane in 0..<8 { input[2 * (k + lane)] = floored[lane] }
+                k += 8
+            }
+            excess = excessLanes.sum()
+            while k <= Self.periodicityBins.upperBound {
+                let ratio = p[k] / (overSubtraction * nz[k])
+                input[2 * k] = max(ratio, 1)
+                excess += max(ratio - 1, 0)
+                k += 1
             }
         }
         guard excess > 0 else { return (0, 0) }
