@@ -4,7 +4,7 @@ import PackageDescription
 /// ActiveSpeaker: who is speaking, for many concurrent audio streams.
 ///
 /// Dependencies point one way:
-/// `activespeaker` (CLI) → SpeakerIO, SpeakerEval, SpeakerCore; SpeakerEval → SpeakerCore → CFFTW.
+/// `activespeaker` (CLI) → SpeakerIO, SpeakerEval, SpeakerCore; SpeakerEval → SpeakerCore → CFFTW, CPrefetch (a header).
 /// SpeakerIO delivers samples and needs nothing from the engine.
 /// Only SpeakerIO imports the I/O C libraries (sndfile, opus, alsa, soxr).
 /// The call layer sits on top: CallServer, CallClient → CallTransport (libwebsockets, TLS by OpenSSL), CallProtocol
@@ -27,6 +27,8 @@ let package = Package(
     targets: [
         // C libraries from Debian, found with pkg-config.
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
+        // The compiler's cache prefetch hint (a header only, no library).
+        .systemLibrary(name: "CPrefetch"),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
@@ -42,7 +44,7 @@ let package = Package(
         // The analysis format (16 kHz, 10 ms hops), signal levels (dBFS, RFC 6464) and the mean-square kernel,
         // shared by the engine and the audio edge.
         .target(name: "SpeakerBase"),
-        .target(name: "SpeakerCore", dependencies: ["SpeakerBase", "CFFTW"]),
+        .target(name: "SpeakerCore", dependencies: ["SpeakerBase", "CFFTW", "CPrefetch"]),
         // Audio sources: files, Opus packets, resampling.
         .target(name: "SpeakerIO", dependencies: ["SpeakerBase", "CSndFile", "COpus", "CALSA", "CSoxr"]),
         // Labelled references and metrics (RTTM itself is in SpeakerCore, which recordings write too).

@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// Tracks the noise power spectrum of one stream by minimum statistics.
 ///
 /// Per FFT bin: the periodogram is smoothed over ≈ 30 ms, and the noise estimate is the smallest
@@ -49,6 +51,11 @@ struct NoiseTracker {
         try storage.withUnsafeBufferPointer { rows in
             try body(UnsafeBufferPointer(start: rows.baseAddress! + Self.noiseRow * binCount, count: binCount))
         }
+    }
+
+    /// Asks the CPU to cache the rows every update reads and writes (see `activespeaker_prefetch`).
+    func prefetch() {
+        storage.withUnsafeBufferPointer { activespeaker_prefetch($0.baseAddress, (Self.noiseRow + 1) * binCount * 4) }
     }
 
     /// Forgets everything learnt.

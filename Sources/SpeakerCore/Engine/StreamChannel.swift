@@ -1,3 +1,4 @@
+import CPrefetch
 /// Everything the engine keeps for one stream. Owned by the engine; touched by one thread per tick.
 ///
 /// `@exclusivity(unchecked)`: the per-frame path reads and writes these properties many times per
@@ -44,6 +45,15 @@ final class StreamChannel {
 
     /// Smoothed level in dBov.
     var level: Float { Levels.dBFS(meanSquare: smoothedMeanSquare) }
+
+    /// Asks the CPU to cache this stream's state before its frame is analysed: the object's own fields
+    /// (about 2 KiB), the pending hop, the window and the noise tracker's rows.
+    func prefetch() {
+        activespeaker_prefetch(Unmanaged.passUnretained(self).toOpaque(), 2048)
+        activespeaker_prefetch(Unmanaged.passUnretained(talker).toOpaque(), 512)
+        pending.withUnsafeBufferPointer { activespeaker_prefetch($0.baseAddress, $0.count * 4) }
+        spectral.prefetch()
+    }
 }
 
 /// One room: its name and id, the worker that owns it, and its decision stage (members, floor).
