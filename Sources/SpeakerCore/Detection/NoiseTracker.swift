@@ -1,5 +1,3 @@
-import CPrefetch
-
 /// Tracks the noise power spectrum of one stream by minimum statistics.
 ///
 /// Per FFT bin: the periodogram is smoothed over ≈ 30 ms, and the noise estimate is the smallest
@@ -53,9 +51,10 @@ struct NoiseTracker {
         }
     }
 
-    /// Asks the CPU to cache the rows every update reads and writes (see `activespeaker_prefetch`).
-    func prefetch() {
-        storage.withUnsafeBufferPointer { activespeaker_prefetch($0.baseAddress, (Self.noiseRow + 1) * binCount * 4) }
+    /// Where the rows every update reads and writes start, and their size in bytes: a prefetch target,
+    /// never to be dereferenced (the tracker may be moved or freed after).
+    var prefetchTarget: (address: UnsafeRawPointer, bytes: Int) {
+        storage.withUnsafeBufferPointer { (UnsafeRawPointer($0.baseAddress!), (Self.noiseRow + 1) * binCount * 4) }
     }
 
     /// Forgets everything learnt.

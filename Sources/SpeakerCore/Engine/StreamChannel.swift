@@ -41,7 +41,19 @@ final class StreamChannel {
         spectral = SpectralState(configuration: configuration.vad, phase: id.rawValue)
         pending = [Float](repeating: 0, count: AnalysisFormat.hopSize)
         talker = Talker(id: id, initialSpeechLevel: configuration.leakage.initialSpeechLevel)
+        // The buffers are made once and mutated in place, never replaced: their addresses hold.
+        let noise = spectral.noise.prefetchTarget
+        prefetchTargets = (
+            talker: UnsafeRawPointer(Unmanaged.passUnretained(talker).toOpaque()),
+            pending: pending.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) },
+            window: spectral.history.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) },
+            noise: noise.address, noiseBytes: noise.bytes)
     }
+
+    /// Where the state `prefetch()` asks for lives, taken at creation (reading the buffers' addresses
+    /// per frame would copy the spectral state or count references). Hints only: never dereferenced.
+    private let prefetchTargets:
+        (talker: UnsafeRawPointer, pending: UnsafeRawPointer, window: UnsafeRawPointer, noise: UnsafeRawPointer, noiseBytes: Int)
 
     /// Smoothed level in dBov.
     var level: Float { Levels.dBFS(meanSquare: smoothedMeanSquare) }
@@ -49,10 +61,12 @@ final class StreamChannel {
     /// Asks the CPU to cache this stream's state before its frame is analysed: the object's own fields
     /// (about 2 KiB), the pending hop, the window and the noise tracker's rows.
     func prefetch() {
+        let targets = prefetchTargets
         activespeaker_prefetch(Unmanaged.passUnretained(self).toOpaque(), 2048)
-        activespeaker_prefetch(Unmanaged.passUnretained(talker).toOpaque(), 512)
-        pending.withUnsafeBufferPointer { activespeaker_prefetch($0.baseAddress, $0.count * 4) }
-        spectral.prefetch()
+        activespeaker_prefetch(targets.talker, 512)
+        activespeaker_prefetch(targets.pending, AnalysisFormat.hopSize * 4)
+        activespeaker_prefetch(targets.window, AnalysisFormat.windowSize * 4)
+        activespeaker_prefetch(targets.noise, targets.noiseBytes)
     }
 }
 

@@ -1,4 +1,3 @@
-import CPrefetch
 import Foundation
 
 /// The spectral memory of one stream: the last 32 ms of samples, the noise tracker and the previous
@@ -29,12 +28,6 @@ struct SpectralState {
     var previousHopEnergies: (Float, Float) = (0, 0)
     /// Samples of the window older than its last three hops.
     static let windowTail = AnalysisFormat.windowSize - 3 * AnalysisFormat.hopSize
-
-    /// Asks the CPU to cache the window and the noise tracker's rows (see `activespeaker_prefetch`).
-    func prefetch() {
-        history.withUnsafeBufferPointer { activespeaker_prefetch($0.baseAddress, $0.count * 4) }
-        noise.prefetch()
-    }
 
     /// Hops seen, up to the number that fills the window.
     var hopsSeen = 0
