@@ -437,6 +437,7 @@ public final class Engine {
                 features, hop: hop, previousSample: previousSample, speaking: channel.talker.vad.speaking,
                 noise: &channel.spectral.noise, classifier: classifier, configuration: configuration.vad)
         }
+        assert(channel.prefetchTargetsHold, "a stream's buffers moved: StreamChannel.prefetch would miss them")
         channel.talker.hear(
             voiced: verdict.voiced, continues: verdict.continues, excess: features.speechBandExcessDB, level: features.level)
         channel.smoothedMeanSquare = levelSmoothing * channel.smoothedMeanSquare + (1 - levelSmoothing) * features.meanSquare

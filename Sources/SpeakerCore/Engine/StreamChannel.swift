@@ -60,6 +60,14 @@ final class StreamChannel {
 
     /// Asks the CPU to cache this stream's state before its frame is analysed: the object's own fields
     /// (about 2 KiB), the pending hop, the window and the noise tracker's rows.
+    /// Whether the buffers are still where `prefetchTargets` says (checked in debug builds after each
+    /// analysed frame: a change that replaced one would silently prefetch the wrong memory).
+    var prefetchTargetsHold: Bool {
+        prefetchTargets.pending == pending.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) }
+            && prefetchTargets.window == spectral.history.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) }
+            && prefetchTargets.noise == spectral.noise.prefetchTarget.address
+    }
+
     func prefetch() {
         let targets = prefetchTargets
         activespeaker_prefetch(Unmanaged.passUnretained(self).toOpaque(), 2048)
