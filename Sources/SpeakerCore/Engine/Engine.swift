@@ -397,14 +397,12 @@ public final class Engine {
                 unowned(unsafe) let channel = channels[room.members[member]]!
                 // The next stream's state comes from memory while this one is analysed (at 1,024 streams
                 // it is rarely in cache): the next member, or the next room's first.
-                if member + 1 < room.members.count {
-                    unowned(unsafe) let next = channels[room.members[member + 1]]!
-                    next.prefetch()
-                } else if position < shard.rooms.count, let nextRoom = rooms[shard.rooms[position]],
-                    let first = nextRoom.members.first
-                {
-                    unowned(unsafe) let next = channels[first]!
-                    next.prefetch()
+                let next = member + 1 < room.members.count
+                    ? room.members[member + 1]
+                    : position < shard.rooms.count ? rooms[shard.rooms[position]]?.members.first : nil
+                if let next {
+                    unowned(unsafe) let stream = channels[next]!
+                    stream.prefetch()
                 }
                 analyzeStream(channel, with: shard.analyzer)
                 member += 1

@@ -58,8 +58,6 @@ final class StreamChannel {
     /// Smoothed level in dBov.
     var level: Float { Levels.dBFS(meanSquare: smoothedMeanSquare) }
 
-    /// Asks the CPU to cache this stream's state before its frame is analysed: the object's own fields
-    /// (about 2 KiB), the pending hop, the window and the noise tracker's rows.
     /// Whether the buffers are still where `prefetchTargets` says (checked in debug builds after each
     /// analysed frame: a change that replaced one would silently prefetch the wrong memory).
     var prefetchTargetsHold: Bool {
@@ -68,6 +66,8 @@ final class StreamChannel {
             && prefetchTargets.noise == spectral.noise.prefetchTarget.address
     }
 
+    /// Asks the CPU to cache this stream's state before its frame is analysed: the object's own fields
+    /// (about 2 KiB), the talker, the pending hop, the window and the noise tracker's rows.
     func prefetch() {
         let targets = prefetchTargets
         activespeaker_prefetch(Unmanaged.passUnretained(self).toOpaque(), 2048)
