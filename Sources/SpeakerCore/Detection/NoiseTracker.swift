@@ -21,6 +21,14 @@ struct NoiseTracker {
     /// subwindows' minima (oldest replaced first).
     private var storage: [Float]
     private static let smoothedRow = 0, currentMinimumRow = 1, pastMinimumRow = 2, noiseRow = 3, pastMinimaRow = 4
+    /// The rows of `storage` whose first float is at `base`, for `bins` bins.
+    private static func rows(_ base: UnsafeMutablePointer<Float>, bins: Int) -> (
+        smoothed: UnsafeMutablePointer<Float>, currentMinimum: UnsafeMutablePointer<Float>,
+        pastMinimum: UnsafeMutablePointer<Float>, noise: UnsafeMutablePointer<Float>, pastMinima: UnsafeMutablePointer<Float>
+    ) {
+        (base + smoothedRow * bins, base + currentMinimumRow * bins, base + pastMinimumRow * bins,
+         base + noiseRow * bins, base + pastMinimaRow * bins)
+    }
     private var framesInSubwindow = 0
     private var nextRow = 0
     private var started = false
@@ -34,17 +42,14 @@ struct NoiseTracker {
         self.bias = bias
         self.minimumPower = minimumPower
         storage = [Float](repeating: .greatestFiniteMagnitude, count: binCount * (Self.pastMinimaRow + subwindowCount - 1))
-        storage.withUnsafeMutableBufferPointer { rows in
-            let base = rows.baseAddress!
-            (base + Self.smoothedRow * binCount).update(repeating: 0, count: binCount)
-            (base + Self.noiseRow * binCount).update(repeating: minimumPower, count: binCount)
+        storage.withUnsafeMutableBufferPointer { storage in
+            let rows = Self.rows(storage.baseAddress!, bins: binCount)
+            rows.smoothed.update(repeating: 0, count: binCount)
+            rows.noise.update(repeating: minimumPower, count: binCount)
         }
     }
 
-    /// The noise power estimate per bin, in the units of the spectra given to `update`.
-    var noise: ArraySlice<Float> { storage[Self.noiseRow * binCount..<(Self.noiseRow + 1) * binCount] }
-
-    /// Calls `body` with the noise power estimate per bin (see `noise`), without copying it.
+    /// Calls `body` with the noise power estimate per bin, in the units of the spectra given to `update`.
     func withNoise<Result>(_ body: (UnsafeBufferPointer<Float>) throws -> Result) rethrows -> Result {
         try storage.withUnsafeBufferPointer { rows in
             try body(UnsafeBufferPointer(start: rows.baseAddress! + Self.noiseRow * binCount, count: binCount))
@@ -69,17 +74,17 @@ struct NoiseTracker {
     mutating func forgetPast() {
         guard started else { return }
         let bins = binCount, bias = self.bias, floor = minimumPower
-        storage.withUnsafeMutableBufferPointer { rows in
-            let base = rows.baseAddress!
-            let s = base + Self.smoothedRow * bins, cm = base + Self.currentMinimumRow * bins
-            let pm = base + Self.pastMinimumRow * bins, n = base + Self.noiseRow * bins
+        let pastCount = bins * (subwindowCount - 1)
+        storage.withUnsafeMutableBufferPointer { storage in
+            let rows = Self.rows(storage.baseAddress!, bins: bins)
+            let s = rows.smoothed, cm = rows.currentMinimum, pm = rows.pastMinimum, n = rows.noise
             for k in 0..<bins {
                 cm[k] = s[k]
                 pm[k] = .greatestFiniteMagnitude
                 let estimate = s[k] * bias
                 n[k] = estimate > floor ? estimate : floor
             }
-            (base + Self.pastMinimaRow * bins).update(repeating: .greatestFiniteMagnitude, count: bins * (subwindowCount - 1))
+            rows.pastMinima.update(repeating: .greatestFiniteMagnitude, count: pastCount)
         }
         framesInSubwindow = 0
     }
@@ -97,10 +102,9 @@ struct NoiseTracker {
         let bias = self.bias, floor = minimumPower
         // A plain loop over raw pointers with branch-free selects: LLVM vectorises it (minps/maxps).
         let bins = binCount
-        storage.withUnsafeMutableBufferPointer { rows in
-            let base = rows.baseAddress!
-            let s = base + Self.smoothedRow * bins, cm = base + Self.currentMinimumRow * bins
-            let pm = base + Self.pastMinimumRow * bins, n = base + Self.noiseRow * bins
+        storage.withUnsafeMutableBufferPointer { storage in
+            let rows = Self.rows(storage.baseAddress!, bins: bins)
+            let s = rows.smoothed, cm = rows.currentMinimum, pm = rows.pastMinimum, n = rows.noise
             let p = power.baseAddress!
             let keep: Float = firstFrame ? 0 : a, take: Float = firstFrame ? 1 : b
             for k in 0..<bins {
@@ -122,18 +126,17 @@ struct NoiseTracker {
     /// Stores the finished subwindow's minima, replacing the oldest, and recomputes their minimum.
     private mutating func closeSubwindow() {
         framesInSubwindow = 0
-        let rows = subwindowCount - 1, bins = binCount
+        let pastRows = subwindowCount - 1, bins = binCount
         let row = nextRow
-        nextRow = (nextRow + 1) % rows
+        nextRow = (nextRow + 1) % pastRows
         storage.withUnsafeMutableBufferPointer { storage in
-            let base = storage.baseAddress!
-            let cm = base + Self.currentMinimumRow * bins, pm = base + Self.pastMinimumRow * bins
-            let past = base + Self.pastMinimaRow * bins
+            let rows = Self.rows(storage.baseAddress!, bins: bins)
+            let cm = rows.currentMinimum, pm = rows.pastMinimum, past = rows.pastMinima
             (past + row * bins).update(from: cm, count: bins)
             cm.update(repeating: .greatestFiniteMagnitude, count: bins)
             for k in 0..<bins {
                 var m = Float.greatestFiniteMagnitude
-                for r in 0..<rows { m = min(m, past[r * bins + k]) }
+                for r in 0..<pastRows { m = min(m, past[r * bins + k]) }
                 pm[k] = m
             }
         }

@@ -42,12 +42,20 @@ final class StreamChannel {
         pending = [Float](repeating: 0, count: AnalysisFormat.hopSize)
         talker = Talker(id: id, initialSpeechLevel: configuration.leakage.initialSpeechLevel)
         // The buffers are made once and mutated in place, never replaced: their addresses hold.
-        let noise = spectral.noise.prefetchTarget
+        let buffers = Self.bufferAddresses(pending: pending, spectral: spectral)
         prefetchTargets = (
             talker: UnsafeRawPointer(Unmanaged.passUnretained(talker).toOpaque()),
-            pending: pending.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) },
-            window: spectral.history.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) },
-            noise: noise.address, noiseBytes: noise.bytes)
+            pending: buffers.pending, window: buffers.window, noise: buffers.noise,
+            noiseBytes: spectral.noise.prefetchTarget.bytes)
+    }
+
+    /// Where the pending hop, the window and the noise tracker's rows start now.
+    private static func bufferAddresses(pending: [Float], spectral: SpectralState) -> (
+        pending: UnsafeRawPointer, window: UnsafeRawPointer, noise: UnsafeRawPointer
+    ) {
+        (pending.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) },
+         spectral.history.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) },
+         spectral.noise.prefetchTarget.address)
     }
 
     /// Where the state `prefetch()` asks for lives, taken at creation (reading the buffers' addresses
@@ -61,9 +69,9 @@ final class StreamChannel {
     /// Whether the buffers are still where `prefetchTargets` says (checked in debug builds after each
     /// analysed frame: a change that replaced one would silently prefetch the wrong memory).
     var prefetchTargetsHold: Bool {
-        prefetchTargets.pending == pending.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) }
-            && prefetchTargets.window == spectral.history.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress!) }
-            && prefetchTargets.noise == spectral.noise.prefetchTarget.address
+        let now = Self.bufferAddresses(pending: pending, spectral: spectral)
+        return prefetchTargets.pending == now.pending && prefetchTargets.window == now.window
+            && prefetchTargets.noise == now.noise
     }
 
     /// Asks the CPU to cache this stream's state before its frame is analysed: the object's own fields

@@ -55,14 +55,14 @@ struct SpectralState {
 /// `SpectralBands.count`, stored inline in the stream's state (no heap allocation, no reference count).
 struct BandHistory {
     /// Floats in all.
-    static let count = 48
+    static let count = SpectralState.fluxSpan * SpectralBands.count
     private var rows = (
         SIMD16<Float>(repeating: Levels.floorDBFS), SIMD16<Float>(repeating: Levels.floorDBFS),
         SIMD16<Float>(repeating: Levels.floorDBFS)
     )
 
     init() {
-        precondition(SpectralState.fluxSpan * SpectralBands.count == Self.count, "BandHistory holds 3 rows of 16")
+        precondition(MemoryLayout.size(ofValue: rows) == Self.count * 4, "BandHistory's rows hold fluxSpan × 16 floats")
     }
 
     /// Calls `body` with the first of the `count` floats, row by row.
