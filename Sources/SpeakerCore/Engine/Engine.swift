@@ -392,13 +392,15 @@ public final class Engine {
         while position < shard.rooms.count {
             let room = rooms[shard.rooms[position]]!
             position += 1
+            // Read once per room (members change only between ticks), not through the room per member.
+            let members = room.members
             var member = 0
-            while member < room.members.count {
-                unowned(unsafe) let channel = channels[room.members[member]]!
+            while member < members.count {
+                unowned(unsafe) let channel = channels[members[member]]!
                 // The next stream's state comes from memory while this one is analysed (at 1,024 streams
                 // it is rarely in cache): the next member, or the next room's first.
-                let next = member + 1 < room.members.count
-                    ? room.members[member + 1]
+                let next = member + 1 < members.count
+                    ? members[member + 1]
                     : position < shard.rooms.count ? rooms[shard.rooms[position]]?.members.first : nil
                 if let next {
                     unowned(unsafe) let stream = channels[next]!
