@@ -28,3 +28,24 @@ public protocol HopSource: AnyObject {
     ///   takes no lock.
     func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> HopPull
 }
+
+/// A hop source that can also be read on the engine's worker threads, so that decoding (a file's, say)
+/// spreads over the threads that analyse the streams instead of running on the runner's thread alone.
+///
+/// `RoomRunner` asks `hasHop(tick:)` on its own thread before each tick (false ends the stream, as `.ended`
+/// from `pull` does), and the engine thread that analyses the stream calls `read(tick:into:)` during the
+/// tick. Only sources whose `readsConcurrently` is true are read this way; the others are pulled.
+public protocol ConcurrentHopSource: HopSource {
+    /// Whether this source may be read on a worker thread while other sources are read on others: true
+    /// when it shares no mutable state with them (a multichannel file's channels share one decoder: false).
+    var readsConcurrently: Bool { get }
+
+    /// Whether tick `tick` has a hop; false once the source has ended (then it is neither asked nor read
+    /// again). Called on the runner's thread, once per tick, in order.
+    func hasHop(tick: Int) -> Bool
+
+    /// Writes the hop of tick `tick`, `AnalysisFormat.hopSize` samples, after `hasHop(tick:)` said true.
+    /// Called on one of the engine's threads during its tick, once per tick, never at the same time as
+    /// another call to this source, but possibly at the same time as calls to other sources.
+    func read(tick: Int, into hop: UnsafeMutableBufferPointer<Float>)
+}

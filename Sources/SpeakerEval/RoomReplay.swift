@@ -1,4 +1,6 @@
+import Foundation
 import SpeakerCore
+import Synchronization
 
 /// One recorded participant of a room: an id and its samples, starting at t = 0.
 public struct ReplayStream: Sendable, Equatable {
@@ -27,6 +29,14 @@ public protocol ReplaySource: AnyObject {
     /// - Returns: Samples written: `buffer.count` until the last `sampleCount` samples, fewer at the end.
     /// - Throws: Whatever reading the recording throws (a damaged file).
     func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int
+    /// Whether `read(into:)` may run on an engine thread at the same time as other sources' reads: true when
+    /// the source shares no mutable state with another (a mono file with its own decoder). Then the engine's
+    /// workers read it (`ConcurrentHopSource`) and decoding runs in parallel. False unless a source says so.
+    var readsIndependently: Bool { get }
+}
+
+extension ReplaySource {
+    public var readsIndependently: Bool { false }
 }
 
 /// Plays recorded streams of one room through an `Engine` as a live call would: a `RoomRunner` whose sources
@@ -150,33 +160,59 @@ public final class RoomReplay {
     public func consumeEvents(_ body: (Event) throws -> Void) rethrows { try runner.consumeEvents(body) }
 }
 
-/// The first error any source of a replay threw (shared by its sources: after it, all play zeros).
-private final class ReplayFailure {
-    var first: (stream: Int, error: any Error)?
+/// The first error any source of a replay threw (shared by its sources: after it, all play zeros). Sources
+/// may be read on several engine threads at once, so the error is kept under a lock and announced by an
+/// atomic flag, which every read checks.
+private final class ReplayFailure: @unchecked Sendable {
+    private let failed = Atomic<Bool>(false)
+    private let lock = NSLock()
+    private var recorded: (stream: Int, error: any Error)?
+
+    /// Whether a source has thrown.
+    var hasFailed: Bool { failed.load(ordering: .acquiring) }
+
+    /// The first error recorded, with its stream.
+    var first: (stream: Int, error: any Error)? { lock.withLock { recorded } }
+
+    /// Records `error` of `stream` unless an earlier one is recorded.
+    func record(stream: Int, error: any Error) {
+        lock.withLock {
+            if recorded == nil { recorded = (stream, error) }
+        }
+        failed.store(true, ordering: .releasing)
+    }
 }
 
 /// A whole recording as a hop source: hop `n` is samples `[160n, 160n + 160)`, the last one padded with zeros,
-/// then `.ended`.
-private final class ReplayArrayHops: HopSource {
+/// then `.ended`. Read-only, so the engine's workers read it.
+private final class ReplayArrayHops: ConcurrentHopSource {
     private let samples: [Float]
 
     init(_ stream: ReplayStream) { samples = stream.samples }
 
-    func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> HopPull {
+    var readsConcurrently: Bool { true }
+
+    func hasHop(tick: Int) -> Bool { tick * AnalysisFormat.hopSize < samples.count }
+
+    func read(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) {
         let start = tick * AnalysisFormat.hopSize
-        guard start < samples.count else { return .ended }
         samples.withUnsafeBufferPointer { samples in
             let end = min(start + AnalysisFormat.hopSize, samples.count)
             _ = hop.update(fromContentsOf: UnsafeBufferPointer(rebasing: samples[start..<end]))
             hop[(end - start)...].update(repeating: 0)
         }
+    }
+
+    func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> HopPull {
+        guard hasHop(tick: tick) else { return .ended }
+        read(tick: tick, into: hop)
         return .audio
     }
 }
 
 /// A `ReplaySource` as a hop source: one read per tick, zeros after its end (or once any source failed),
-/// `.ended` after its last hop.
-private final class ReplaySourceHops: HopSource {
+/// `.ended` after its last hop. Read by the engine's workers when the source `readsIndependently`.
+private final class ReplaySourceHops: ConcurrentHopSource {
     private let source: any ReplaySource
     private let stream: Int
     private let hopCount: Int
@@ -189,17 +225,25 @@ private final class ReplaySourceHops: HopSource {
         self.failure = failure
     }
 
-    func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> HopPull {
-        guard tick < hopCount else { return .ended }
+    var readsConcurrently: Bool { source.readsIndependently }
+
+    func hasHop(tick: Int) -> Bool { tick < hopCount }
+
+    func read(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) {
         var count = 0
-        if failure.first == nil {
+        if !failure.hasFailed {
             do {
                 count = try source.read(into: hop)
             } catch {
-                failure.first = (stream, error)
+                failure.record(stream: stream, error: error)
             }
         }
         hop[count...].update(repeating: 0)
+    }
+
+    func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> HopPull {
+        guard hasHop(tick: tick) else { return .ended }
+        read(tick: tick, into: hop)
         return .audio
     }
 }

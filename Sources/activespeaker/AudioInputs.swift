@@ -151,6 +151,10 @@ final class FileStreamSource: ReplaySource {
 
     var sampleCount: Int { reader.sampleCount }
 
+    /// A file of one stream has its reader to itself: the engine's threads may read it in parallel with others.
+    /// A multichannel file's streams share one reader, so they are read one after another on the runner's thread.
+    var readsIndependently: Bool { reader.streamCount == 1 }
+
     func read(into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
         try reader.read(stream: stream, into: buffer)
     }

@@ -1,4 +1,5 @@
 import CAllocationCounter
+import Foundation
 import Testing
 import TestSupport
 @testable import SpeakerCore
@@ -25,6 +26,45 @@ final class SignalHops: HopSource {
         samples.withUnsafeBufferPointer { samples in
             _ = hop.update(fromContentsOf: UnsafeBufferPointer(rebasing: samples[start..<start + AnalysisFormat.hopSize]))
         }
+        return .audio
+    }
+}
+
+/// A test source the engine reads on its threads (`ConcurrentHopSource`): the hops of `SignalHops` (silence past
+/// the samples), none from `endTick` on. It notes the threads that read it and whether it was ever pulled.
+final class ConcurrentSignalHops: ConcurrentHopSource {
+    let samples: [Float]
+    let endTick: Int
+    let readsConcurrently: Bool
+    /// The thread of each read, by tick (each tick is read once, by one thread).
+    private(set) var readers: [pthread_t?]
+    private(set) var pulls = 0
+
+    init(_ samples: [Float], endTick: Int, readsConcurrently: Bool = true) {
+        self.samples = samples
+        self.endTick = endTick
+        self.readsConcurrently = readsConcurrently
+        readers = Array(repeating: nil, count: endTick)
+    }
+
+    func hasHop(tick: Int) -> Bool { tick < endTick }
+
+    func read(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) {
+        readers[tick] = pthread_self()
+        let start = tick * AnalysisFormat.hopSize
+        guard start + AnalysisFormat.hopSize <= samples.count else {
+            hop.update(repeating: 0)
+            return
+        }
+        samples.withUnsafeBufferPointer { samples in
+            _ = hop.update(fromContentsOf: UnsafeBufferPointer(rebasing: samples[start..<start + AnalysisFormat.hopSize]))
+        }
+    }
+
+    func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> HopPull {
+        pulls += 1
+        guard hasHop(tick: tick) else { return .ended }
+        read(tick: tick, into: hop)
         return .audio
     }
 }
@@ -200,10 +240,53 @@ final class LevelHops: HopSource {
         }
     }
 
+    /// Sources the engine reads on its worker threads decide exactly as the same audio submitted by the runner,
+    /// ending where their hops end; the two workers each read their share of one large room.
+    @Test func sourcesReadOnTheWorkersDecideAsPulledOnes() throws {
+        // 40 streams in one room: more than a worker's even share, so the two workers split its analysis.
+        let signals = (0..<40).map { index in
+            index % 8 == 1 ? Self.talker(f0: 100 + 10 * Double(index), seed: UInt64(index)) : Self.quiet
+        }
+        let ends = signals.indices.map { 250 + 3 * $0 }
+        let pulled = try RoomRunner(roomName: "room")
+        let read = try RoomRunner(roomName: "room", workers: 2)
+        var sources: [ConcurrentSignalHops] = []
+        for (index, signal) in signals.enumerated() {
+            pulled.add(SignalHops(signal, endTick: ends[index]), name: "s\(index)")
+            let source = ConcurrentSignalHops(signal, endTick: ends[index])
+            sources.append(source)
+            read.add(source, name: "s\(index)")
+        }
+        var expected: [RoomRunner.Event] = [], got: [RoomRunner.Event] = []
+        for _ in 0..<400 {
+            pulled.tick()
+            expected += Self.events(pulled)
+            read.tick()
+            got += Self.events(read)
+        }
+        #expect(got == expected)
+        #expect(expected.contains { if case .speech(_, true, _, _) = $0 { true } else { false } })
+        #expect(read.presentSources.isEmpty, "every source ended")
+        #expect(sources.allSatisfy { $0.pulls == 0 && $0.readers.allSatisfy { $0 != nil } })
+        let threads = Set(sources.flatMap { $0.readers.map { UInt($0!) } })
+        #expect(threads.count == 2, "both workers read: \(threads.count) threads")
+    }
+
+    /// A source that cannot be read alongside others (`readsConcurrently` false) is pulled as any other.
+    @Test func aSourceThatCannotBeReadConcurrentlyIsPulled() throws {
+        let runner = try RoomRunner(roomName: "room", workers: 2)
+        let source = ConcurrentSignalHops(Self.voice, endTick: 100, readsConcurrently: false)
+        runner.add(source, name: "shared")
+        for _ in 0..<101 { runner.tick() }
+        #expect(source.pulls == 101)
+        #expect(!runner.isPresent(0))
+    }
+
     @Test func aTickAllocatesNothingAfterWarmUp() throws {
         let runner = try RoomRunner(roomName: "room")
         let voices = (0..<4).map { Synthesis.voice(seconds: 3, f0: 100 + 40 * Double($0), levelDBFS: -25, seed: UInt64($0)) }
         for (index, voice) in voices.enumerated() { runner.add(SignalHops(voice), name: "s\(index)") }
+        runner.add(ConcurrentSignalHops(voices[0], endTick: 400), name: "read")
         runner.add(LevelHops((0..<300).map { UInt8(30 + $0 % 20) }), name: "levels", levels: true)
         var eventCount = 0
         var allocations = 0

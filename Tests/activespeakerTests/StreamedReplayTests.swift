@@ -4,18 +4,21 @@ import SpeakerIO
 import Testing
 import TestSupport
 
-/// A replay source over an array, optionally failing when it reaches a sample.
+/// A replay source over an array, optionally failing when it reaches a sample, and read on the engine's threads
+/// when `readsIndependently`.
 final class ArraySource: ReplaySource {
     struct Failure: Error {}
     let id: String
     let samples: [Float]
     let failAt: Int?
+    let readsIndependently: Bool
     private var position = 0
 
-    init(id: String, samples: [Float], failAt: Int? = nil) {
+    init(id: String, samples: [Float], failAt: Int? = nil, readsIndependently: Bool = false) {
         self.id = id
         self.samples = samples
         self.failAt = failAt
+        self.readsIndependently = readsIndependently
     }
 
     var sampleCount: Int { samples.count }
@@ -107,6 +110,37 @@ final class ReaderSource: ReplaySource {
         #expect(failure.error is ArraySource.Failure)
         while !replay.isAtEnd { replay.tick() }  // the rest plays (zeros) without trapping
         #expect(replay.sourceFailure?.stream == 1)
+    }
+
+    /// Sources read on the engine's two threads (one room of 40 streams, its analysis split between them) play
+    /// like arrays on one; a source that fails there is reported as it is on one thread.
+    @Test func sourcesReadOnTheEngineThreadsPlayLikeArrays() throws {
+        let talker = try TestAudio.speech("hello there, how are you", voice: "en-us")
+        let streams = (0..<40).map { index in
+            ReplayStream(
+                id: "s\(index)",
+                samples: index % 10 == 3 ? talker : Synthesis.noise(seconds: 1 + Double(index) / 20, levelDBFS: -45, seed: UInt64(index)))
+        }
+        let arrays = Self.run(try RoomReplay(streams: streams))
+        let replay = try RoomReplay(
+            sources: streams.map { ArraySource(id: $0.id, samples: $0.samples, readsIndependently: true) }, workers: 2)
+        let sources = Self.run(replay)
+        #expect(replay.sourceFailure == nil)
+        #expect(arrays.events.contains { if case .speech(_, true, _, _) = $0 { true } else { false } })
+        #expect(sources == arrays)
+
+        let failing = try RoomReplay(
+            sources: streams.indices.map { index in
+                ArraySource(id: "s\(index)", samples: streams[index].samples, failAt: index == 33 ? 500 : nil, readsIndependently: true)
+            }, workers: 2)
+        for _ in 0..<3 { failing.tick() }
+        #expect(failing.sourceFailure == nil)
+        failing.tick()  // samples 480..<640 reach 500
+        let failure = try #require(failing.sourceFailure)
+        #expect(failure.stream == 33)
+        #expect(failure.error is ArraySource.Failure)
+        while !failing.isAtEnd { failing.tick() }
+        #expect(failing.sourceFailure?.stream == 33)
     }
 
     @Test(arguments: ["m1-clean", "m3-music"])

@@ -192,10 +192,26 @@ public final class Engine {
         defer { confinement.leave() }
         precondition(hop.count == AnalysisFormat.hopSize, "a hop is \(AnalysisFormat.hopSize) samples")
         let channel = channel(stream)
+        precondition(channel.source == nil, "\(stream) reads its hops from a source (attach(_:to:))")
         channel.pending.withUnsafeMutableBufferPointer { pending in
             _ = pending.initialize(fromContentsOf: hop)
         }
         channel.hasPending = true
+    }
+
+    /// Lets the engine read an audio stream's hops from `source` during each tick, on the thread that
+    /// analyses the stream, instead of taking them from `submit`: with several workers, reading (decoding a
+    /// file, say) then runs on them all. Each tick calls `source.read(tick:into:)` with the tick's index
+    /// (`ticks`); whoever runs the ticks removes the stream once `source.hasHop(tick:)` is false. nil
+    /// detaches the source: the stream takes submitted hops again.
+    /// - Precondition: an audio stream, and `source.readsConcurrently`.
+    public func attach(_ source: (any ConcurrentHopSource)?, to stream: StreamID) {
+        confinement.enter("attach")
+        defer { confinement.leave() }
+        let channel = channel(stream)
+        precondition(!channel.carriesLevels, "\(stream) carries levels, not audio")
+        precondition(source?.readsConcurrently ?? true, "the source of \(stream) cannot be read on a worker thread")
+        channel.source = source
     }
 
     /// Gives a level stream its level for the next tick. A level stream without a level in a tick is
@@ -420,7 +436,10 @@ public final class Engine {
     }
 
     private func analyze(_ channel: StreamChannel, with analyzer: SpectralAnalyzer) {
-        if !channel.hasPending {
+        if let source = channel.source {
+            let tick = ticks
+            channel.pending.withUnsafeMutableBufferPointer { source.read(tick: tick, into: $0) }
+        } else if !channel.hasPending {
             channel.pending.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
         }
         channel.hasPending = false

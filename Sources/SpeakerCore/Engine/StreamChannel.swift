@@ -19,6 +19,9 @@ final class StreamChannel {
     /// The hop submitted for the next tick.
     @exclusivity(unchecked) var pending: [Float]
     @exclusivity(unchecked) var hasPending = false
+    /// Where the stream's worker reads each hop during the tick, instead of `pending` being submitted
+    /// (`Engine.attach(_:to:)`); nil for a stream fed by `submit`.
+    @exclusivity(unchecked) var source: (any ConcurrentHopSource)?
     /// True for a stream that carries RFC 6464 levels instead of audio.
     @exclusivity(unchecked) var carriesLevels = false
     /// A level stream's level and V flag for the next tick.

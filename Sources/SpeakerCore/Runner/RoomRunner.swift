@@ -4,6 +4,10 @@
 /// The one loop behind `detect` and `eval` (`RoomReplay`), `listen` (RTP jitter buffers), `live` (capture
 /// devices) and the client SDK's local speech detector (a `HopCutter` on the resampled microphone).
 ///
+/// A `ConcurrentHopSource` that `readsConcurrently` (a mono file) is not pulled: the engine reads it on the
+/// thread that analyses its stream (`Engine.attach(_:to:)`), so that with several workers decoding runs on
+/// them all; the runner only asks it, before each tick, whether it has ended.
+///
 /// Sources may be added and removed between ticks. A source that pulls `.ended` is removed at that tick,
 /// before the engine runs it: its open utterance ends and, if it held the floor, the room's dominant speaker
 /// becomes nobody, with the time of the end of its last hop. `finish()` removes the sources still present.
@@ -40,6 +44,8 @@ public final class RoomRunner {
     public private(set) var names: [String] = []
 
     private var sources: [(any HopSource)?] = []
+    /// Per source: the source itself when the engine reads it (`Engine.attach`), nil when it is pulled.
+    private var attached: [(any ConcurrentHopSource)?] = []
     private var handles: [StreamID?] = []
     /// Per level source: whether its sender has ever set the RFC 6464 V flag. Senders that never do
     /// (GStreamer 1.22) leave the flag 0 always, which must not read as "no voice".
@@ -93,6 +99,12 @@ public final class RoomRunner {
         let handle = levels ? engine.addLevelStream(name: name, room: room) : engine.addStream(name: name, room: room)
         let index = sources.count
         sources.append(source)
+        if !levels, let concurrent = source as? any ConcurrentHopSource, concurrent.readsConcurrently {
+            engine.attach(concurrent, to: handle)
+            attached.append(concurrent)
+        } else {
+            attached.append(nil)
+        }
         handles.append(handle)
         names.append(name)
         usesVoiceFlag.append(false)
@@ -108,6 +120,7 @@ public final class RoomRunner {
         lastStatistics[index] = engine.removeStream(handle)
         handles[index] = nil
         sources[index] = nil
+        attached[index] = nil
     }
 
     /// Whether source `index` is still in the engine.
@@ -132,13 +145,15 @@ public final class RoomRunner {
     }
 
     /// Pulls every present source for the next tick, in order, submits what it gives (a source that ended is
-    /// removed), and runs one engine tick.
+    /// removed), and runs one engine tick, which reads the attached sources.
     /// - Complexity: O(sources) plus the engine's tick. Allocates nothing.
     public func tick() {
         let tick = engine.ticks
         var index = 0
         while index < sources.count {
-            if let handle = handles[index], let source = sources[index] {
+            if let concurrent = attached[index] {
+                if !concurrent.hasHop(tick: tick) { remove(index) }
+            } else if let handle = handles[index], let source = sources[index] {
                 switch source.pull(tick: tick, into: hop) {
                 case .audio:
                     engine.submit(UnsafeBufferPointer(hop), to: handle)
