@@ -39,11 +39,13 @@ public final class FileStreamReader {
     private var interleaved: [Float]
     private var channel: [Float]
     private var resampled: [Float]
+    // Unchecked exclusivity: read for every hop of every stream, and the reader is used by one thread at a
+    // time (its documented contract), so the runtime's access checks would cost without guarding anything.
     /// Per stream: samples decoded and not yet read, from `pendingStart[stream]` on.
-    private var pending: [[Float]]
-    private var pendingStart: [Int]
-    private var delivered: [Int]
-    private var fileEnded = false
+    @exclusivity(unchecked) private var pending: [[Float]]
+    @exclusivity(unchecked) private var pendingStart: [Int]
+    @exclusivity(unchecked) private var delivered: [Int]
+    @exclusivity(unchecked) private var fileEnded = false
 
     /// Opens `path` and checks it as `AudioFile` does; reads no samples.
     /// - Parameters:

@@ -43,6 +43,28 @@ struct AudioFileTests {
         #expect(again == 0, "end of file stays the end")
     }
 
+    @Test("16-bit PCM WAV: every sample value comes out as libsndfile normalises it, v / 32768, across read blocks")
+    func sixteenBitValuesAreExact() throws {
+        let values = (Int(Int16.min)...Int(Int16.max)).map { Int16($0) }
+        var data = FormatFixtures.wavHeader(dataBytes: UInt32(values.count * 2))
+        for value in values { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        let path = try FormatFixtures.temporaryDirectory().appendingPathComponent("all-values.wav").path
+        try data.write(to: URL(fileURLWithPath: path))
+        let file = try AudioFile(path: path)
+        #expect(file.formatDescription == "WAV 16-bit PCM")
+        var read: [Float] = []
+        var buffer = [Float](repeating: .nan, count: 3_001)
+        while true {
+            let frames = try buffer.withUnsafeMutableBufferPointer { try file.readFrames(into: $0) }
+            if frames == 0 { break }
+            read += buffer[..<frames]
+        }
+        #expect(read.count == values.count)
+        let mismatches = zip(read, values).filter { $0.0 != Float($0.1) / 32_768 }
+        #expect(mismatches.isEmpty, "first: \(mismatches.prefix(3))")
+        #expect(read.first == -1 && read.last == 32_767 / 32_768)
+    }
+
     // MARK: - Bad input: the right kind, one line naming the file
 
     @Test("an empty file")
