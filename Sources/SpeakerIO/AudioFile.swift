@@ -35,8 +35,8 @@ public final class AudioFile {
     public private(set) var framesRead = 0
 
     private let handle: OpaquePointer
-    /// For 16-bit PCM WAV, samples are read as they are stored and scaled here (`Self.scaleShorts`), which is
-    /// several times cheaper than libsndfile's float conversion and gives the same values; nil otherwise.
+    /// For 16-bit WAV and FLAC, samples are read as 16-bit integers and scaled here (`Self.scaleShorts`): for
+    /// WAV several times cheaper than libsndfile's float conversion, with the same values; nil otherwise.
     private let shorts: UnsafeMutableBufferPointer<Int16>?
     /// Frames `shorts` holds.
     private static let shortFrames = 2_048
@@ -66,7 +66,7 @@ public final class AudioFile {
         self.frameCount = Int(info.frames)
         self.formatDescription = AudioFormatDescription.name(format: info.format)
         let major = Int(info.format) & SF_FORMAT_TYPEMASK
-        if (major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX) && Int(info.format) & SF_FORMAT_SUBMASK == SF_FORMAT_PCM_16 {
+        if (major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX || major == SF_FORMAT_FLAC) && Int(info.format) & SF_FORMAT_SUBMASK == SF_FORMAT_PCM_16 {
             shorts = .allocate(capacity: Self.shortFrames * Int(info.channels))
         } else {
             shorts = nil
