@@ -20,7 +20,9 @@ struct ListenCommand: Command {
         extension (the one-byte or two-byte form of RFC 8285) drive a level-based
         detector with the engine's turn-taking rules, for servers that cannot
         decode (see docs/live.md).
-        Malformed packets are counted and dropped.
+        Malformed packets are counted and dropped. A stream that has had no packet
+        accepted for --stream-timeout seconds is removed (its utterance ends; if it
+        held the floor, nobody holds it); its SSRC sending again adds it again.
         """
 
     static let options: [OptionSpec] = [
@@ -41,6 +43,11 @@ struct ListenCommand: Command {
             """),
         .value("payload-type", "PT", help: "Accept only this payload type (default: any)."),
         .value("jitter", "MS", help: "Jitter-buffer delay (default 60)."),
+        .value("stream-timeout", "SECONDS", help: """
+            Remove a stream after this long without an
+            accepted packet (default 30; longer than
+            --jitter).
+            """),
         .value("duration", "SECONDS", help: "Stop after this long (default: until Ctrl-C)."),
         .value("levels", "MS", help: "Every MS milliseconds, write the levels."),
         .value("config", "FILE.json|KEY=VALUE", repeatable: true, help: """
@@ -61,10 +68,16 @@ struct ListenCommand: Command {
         appears:
           {"t":0.420,"type":"stream","event":"added","stream":"alice",
             "ssrc":"0x1234abcd"}
+        and when a stream is removed after --stream-timeout, with the time of its
+        last accepted packet:
+          {"t":41.730,"type":"stream","event":"removed","stream":"alice",
+            "ssrc":"0x1234abcd","lastPacket":11.730}
         and with --stats, last:
           {"type":"stats","duration":30.000,"packets":3000,"malformed":{"tooShort":0,
             "badVersion":0,...},"ignored":0,"streams":{"alice":{"packets":1500,"lost":2,
-            "late":0,"duplicates":1,...}},"cpuSeconds":0.412}
+            "late":0,"duplicates":1,...,"removed":0}},"cpuSeconds":0.412}
+        A stream's stats add up all the times its SSRC was a stream; "removed" counts
+        its removals after --stream-timeout.
         In levels mode, levels lines give each stream's last RFC 6464 level. Standard
         error says once where RTP is received, with the bound ports (HOST:0 binds
         any free port):
@@ -84,6 +97,8 @@ struct ListenCommand: Command {
     let names: [UInt32: String]
     let payloadType: UInt8?
     let jitter: JitterBufferConfiguration
+    /// Ticks without an accepted packet after which a stream is removed.
+    let streamTimeoutTicks: Int
     let durationTicks: Int?
     let levelTicks: Int?
     let configuration: EngineConfiguration
@@ -125,6 +140,7 @@ struct ListenCommand: Command {
             jitter.delay = Double(milliseconds) / 1000
         }
         self.jitter = jitter
+        streamTimeoutTicks = try Self.streamTimeoutTicks(options.value("stream-timeout"), jitter: jitter)
         durationTicks = try LiveOptions.durationTicks(options.value("duration"))
         levelTicks = try LiveOptions.levelTicks(options.value("levels"))
         configuration = try DetectCommand.configuration(from: options.all("config"))
@@ -150,7 +166,7 @@ struct ListenCommand: Command {
         let room: ListenRoom
         do {
             room = try ListenRoom(
-                mode: mode, configuration: configuration, jitter: jitter,
+                mode: mode, configuration: configuration, jitter: jitter, streamTimeoutTicks: streamTimeoutTicks,
                 output: LiveOutput(view: LiveOptions.view(json: json), levelTicks: levelTicks))
         } catch {
             throw .usage("\(error)")
@@ -206,7 +222,7 @@ struct ListenCommand: Command {
             var reasons = JSONLine()
             for reason in RTPMalformation.allCases { reasons.add(reason.rawValue, malformed[reason] ?? 0) }
             var streams = JSONLine()
-            for (name, statistics) in room.streamStatistics {
+            for (name, statistics, removals) in room.streamStatistics {
                 var entry = JSONLine()
                 entry.add("packets", statistics.packets)
                 entry.add("played", statistics.played)
@@ -217,6 +233,7 @@ struct ListenCommand: Command {
                 entry.add("restarts", statistics.restarts)
                 entry.add("jumps", statistics.jumps)
                 entry.add("spurts", statistics.spurts)
+                entry.add("removed", removals)
                 streams.add(name, entry)
             }
             var line = JSONLine()
@@ -227,12 +244,27 @@ struct ListenCommand: Command {
             line.add("ignored", ignored)
             line.add("streams", streams)
             line.add("cpuSeconds", Self.cpuSeconds() - cpuAtStart, decimals: 3)
-            let lost = room.streamStatistics.reduce(0) { $0 + $1.1.lost }
+            let lost = room.streamStatistics.reduce(0) { $0 + $1.statistics.lost }
             let cpu = JSONLine.fixed(Self.cpuSeconds() - cpuAtStart, decimals: 3)
             try room.output.writeLine(
                 line, note: "stats: \(packets) packets, \(malformed.values.reduce(0, +)) malformed, \(lost) lost, CPU \(cpu) s")
         }
         try room.output.finish()
+    }
+
+    /// `--stream-timeout SECONDS` as ticks (default 30 s): a positive number of seconds, a whole number of
+    /// ticks after rounding, longer than the jitter delay (a shorter one would remove a stream while its
+    /// last packets still wait in the jitter buffer).
+    static func streamTimeoutTicks(_ text: String?, jitter: JitterBufferConfiguration) throws(CommandError) -> Int {
+        guard let text else { return 3000 }
+        guard let seconds = Double(text), seconds > 0, seconds <= 1e7 else {
+            throw .usage("--stream-timeout \(text): expected a positive number of seconds")
+        }
+        let ticks = Int((seconds * 100).rounded())
+        guard Double(ticks) / 100 > jitter.delay else {
+            throw .usage("--stream-timeout \(text): must be longer than the jitter delay (\(Int((jitter.delay * 1000).rounded())) ms)")
+        }
+        return ticks
     }
 
     /// Refuses an `--udp` value that is not `HOST:PORT` / `[IPV6]:PORT` with a port 0-65535, as a
@@ -271,35 +303,52 @@ struct ListenCommand: Command {
 
 /// The streams of `listen` and the room that decides for them: each SSRC's jitter buffer is a source of a
 /// `RoomRunner`, decoded audio (decode mode) or the packets' RFC 6464 levels as level streams (level-only
-/// mode); this adds the SSRC bookkeeping and the output.
+/// mode); this adds the SSRC bookkeeping, the removal of streams that stopped sending, and the output.
+///
+/// A stream is removed once it has had no packet accepted for the timeout; its SSRC sending again makes
+/// it a new source of the runner, with a fresh jitter buffer and the same name.
 final class ListenRoom {
     let output: LiveOutput
     private let mode: RTPStreamReceiver.Mode
     private let jitter: JitterBufferConfiguration
     private let runner: RoomRunner
-    /// By source index of the runner.
-    private var receivers: [RTPStreamReceiver] = []
-    private var indexOfSSRC: [UInt32: Int] = [:]
+    private var streams: ListenStreams
+    /// The receivers of the present streams, by source index of the runner.
+    private var receivers: [Int: RTPStreamReceiver] = [:]
+    /// Per stream name, in the order the names first appeared: the counters of its removed receivers (a
+    /// present receiver's are added when asked) and how many times it was removed.
+    private var pastTotals: [(name: String, statistics: RTPStreamStatistics, removals: Int)] = []
+    /// The position of each name in `pastTotals`.
+    private var positionOfName: [String: Int] = [:]
 
-    init(mode: RTPStreamReceiver.Mode, configuration: EngineConfiguration, jitter: JitterBufferConfiguration, output: LiveOutput) throws {
+    /// - Parameters:
+    ///   - streamTimeoutTicks: Ticks without an accepted packet after which a stream is removed; at least 1.
+    init(
+        mode: RTPStreamReceiver.Mode, configuration: EngineConfiguration, jitter: JitterBufferConfiguration,
+        streamTimeoutTicks: Int, output: LiveOutput
+    ) throws {
         self.mode = mode
         self.jitter = jitter
         self.output = output
+        streams = ListenStreams(timeout: streamTimeoutTicks)
         runner = try RoomRunner(configuration: configuration, roomName: "listen")
     }
 
     /// Ticks done.
     var ticks: Int { runner.ticks }
 
-    /// Statistics per stream, in the order the streams appeared.
-    var streamStatistics: [(String, RTPStreamStatistics)] {
-        receivers.indices.map { (output.names[$0], receivers[$0].statistics) }
+    /// Statistics per stream name, in the order the names first appeared: the RTP counters summed over
+    /// every time its SSRC was a stream, and how many times it was removed for silence.
+    var streamStatistics: [(name: String, statistics: RTPStreamStatistics, removals: Int)] {
+        var totals = pastTotals
+        for (index, receiver) in receivers { totals[positionOfName[output.names[index]]!].statistics.add(receiver.statistics) }
+        return totals
     }
 
-    /// Takes a packet in, adding its stream on its first packet.
+    /// Takes a packet in, adding its stream on its first packet (or its first since its removal).
     func receive(_ packet: RTPPacket, datagram: UnsafeRawBufferPointer, name: String) throws(CommandError) -> RTPStreamReceiver.Insertion {
         let index: Int
-        if let known = indexOfSSRC[packet.ssrc] {
+        if let known = streams.index(of: packet.ssrc) {
             index = known
         } else {
             let receiver: RTPStreamReceiver
@@ -308,23 +357,33 @@ final class ListenRoom {
             } catch {
                 throw .failure("\(error)")
             }
-            receivers.append(receiver)
             index = runner.add(receiver, name: name, levels: mode == .levels)
+            receivers[index] = receiver
             let line = output.addStream(name)
             precondition(line == index, "the output lists the streams in the runner's order")
-            indexOfSSRC[packet.ssrc] = index
+            streams.add(ssrc: packet.ssrc, index: index, tick: ticks)
+            if positionOfName[name] == nil {
+                positionOfName[name] = pastTotals.count
+                pastTotals.append((name, RTPStreamStatistics(), 0))
+            }
             try output.streamAdded(
                 time: Double(ticks) / 100, stream: index, details: [("ssrc", .text("0x" + ListenCommand.hex(packet.ssrc)))])
         }
-        return receivers[index].insert(packet, datagram: datagram)
+        let insertion = receivers[index]!.insert(packet, datagram: datagram)
+        if insertion == .accepted { streams.accepted(ssrc: packet.ssrc, tick: ticks) }
+        return insertion
     }
 
-    /// Plays one tick of every stream and decides it. A stream with nothing to play this tick gets
-    /// nothing, which the engine treats as silence.
+    /// Plays one tick of every stream and decides it, then removes the streams that have timed out. A
+    /// stream with nothing to play this tick gets nothing, which the engine treats as silence.
     func tick() throws(CommandError) {
         runner.tick()
         try writeEvents()
-        try output.endTick(time: Double(ticks) / 100) { index in self.runner.level(of: index)! }
+        try removeTimedOutStreams()
+        try output.endTick(time: Double(ticks) / 100) { index in
+            guard let level = self.runner.level(of: index) else { preconditionFailure("the output lists only present streams") }
+            return level
+        }
     }
 
     /// Ends open utterances and the floor, and writes their events.
@@ -333,5 +392,92 @@ final class ListenRoom {
         try writeEvents()
     }
 
+    /// Removes every stream whose last accepted packet is the timeout or more before now: a `removed`
+    /// line for each, then the events of the removals (its utterance ending, the floor to nobody).
+    private func removeTimedOutStreams() throws(CommandError) {
+        let timedOut = streams.removeTimedOut(at: ticks)
+        guard !timedOut.isEmpty else { return }
+        for stream in timedOut {
+            let receiver = receivers.removeValue(forKey: stream.index)!
+            let position = positionOfName[output.names[stream.index]]!
+            pastTotals[position].statistics.add(receiver.statistics)
+            pastTotals[position].removals += 1
+            runner.remove(stream.index)
+            try output.streamRemoved(
+                time: Double(ticks) / 100, stream: stream.index,
+                details: [
+                    ("ssrc", .text("0x" + ListenCommand.hex(stream.ssrc))),
+                    ("lastPacket", .number(Double(stream.lastPacket) / 100, decimals: 3)),
+                ])
+        }
+        try writeEvents()
+    }
+
     private func writeEvents() throws(CommandError) { try output.writeEvents(of: runner) }
+}
+
+/// The SSRCs that are streams of `listen`'s room now, and the tick each last had a packet accepted in:
+/// says which have been silent for the timeout. A value; `ListenRoom` performs the removals it names.
+struct ListenStreams {
+    /// A stream of the room now.
+    struct Stream: Equatable {
+        /// Its synchronisation source.
+        let ssrc: UInt32
+        /// Its source index in the room's `RoomRunner` (and `LiveOutput`).
+        let index: Int
+        /// The tick its last packet was accepted in; before its first, the tick it was added in.
+        var lastPacket: Int
+    }
+
+    /// Ticks without an accepted packet after which a stream times out.
+    let timeout: Int
+    private var streams: [UInt32: Stream] = [:]
+
+    /// - Parameter timeout: Ticks without an accepted packet after which a stream times out; at least 1.
+    init(timeout: Int) {
+        precondition(timeout >= 1, "a stream times out after one tick or more")
+        self.timeout = timeout
+    }
+
+    /// The source index of the stream of `ssrc`, or nil if `ssrc` is not a stream now.
+    func index(of ssrc: UInt32) -> Int? { streams[ssrc]?.index }
+
+    /// Notes a new stream, added in tick `tick`.
+    /// - Precondition: `ssrc` is not a stream now.
+    mutating func add(ssrc: UInt32, index: Int, tick: Int) {
+        precondition(streams[ssrc] == nil, "an SSRC is one stream at a time")
+        streams[ssrc] = Stream(ssrc: ssrc, index: index, lastPacket: tick)
+    }
+
+    /// Notes a packet of the stream of `ssrc` accepted in tick `tick`.
+    mutating func accepted(ssrc: UInt32, tick: Int) {
+        streams[ssrc]?.lastPacket = tick
+    }
+
+    /// Forgets the streams whose last accepted packet is `timeout` ticks or more before tick `tick`.
+    /// - Returns: Those streams, in the order they were added.
+    /// - Complexity: O(streams). Allocates only when a stream times out.
+    mutating func removeTimedOut(at tick: Int) -> [Stream] {
+        var timedOut: [Stream] = []
+        for stream in streams.values where tick - stream.lastPacket >= timeout { timedOut.append(stream) }
+        guard !timedOut.isEmpty else { return [] }
+        for stream in timedOut { streams[stream.ssrc] = nil }
+        return timedOut.sorted { $0.index < $1.index }
+    }
+}
+
+extension RTPStreamStatistics {
+    /// Adds every counter of `other`: the counters of one stream over several receivers.
+    fileprivate mutating func add(_ other: RTPStreamStatistics) {
+        packets += other.packets
+        played += other.played
+        lost += other.lost
+        duplicates += other.duplicates
+        late += other.late
+        overflowed += other.overflowed
+        invalidPayloads += other.invalidPayloads
+        restarts += other.restarts
+        jumps += other.jumps
+        spurts += other.spurts
+    }
 }

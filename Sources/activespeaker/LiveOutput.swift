@@ -12,13 +12,17 @@ final class LiveOutput {
     private let view: LiveView?
     private let levelTicks: Int?
     private var wroteThisTick = false
+    /// Every stream ever added, by index; a removed stream keeps its name.
     private(set) var names: [String] = []
+    /// The indices of the streams not removed, in the order they were added: those the `levels` lines and
+    /// the view show.
+    private var present: [Int] = []
     private var speaking: [Bool] = []
     private var talkTime: [Double] = []
     private var lastSpeechChange: [Double] = []
     private(set) var dominant: Int?
     private var ticks = 0
-    /// For the view's last drawing: the time and levels of the last tick.
+    /// For the view's last drawing: the time and levels (by stream index) of the last tick.
     private var lastTime = 0.0
     private var lastLevels: [Float] = []
 
@@ -37,6 +41,7 @@ final class LiveOutput {
         speaking.append(false)
         talkTime.append(0)
         lastSpeechChange.append(0)
+        present.append(names.count - 1)
         return names.count - 1
     }
 
@@ -80,13 +85,28 @@ final class LiveOutput {
 
     /// A `stream` line: a stream joined (`listen`: a new SSRC).
     func streamAdded(time: Double, stream: Int, details: [(String, DetailValue)]) throws(CommandError) {
+        try streamLine(time: time, event: "added", stream: stream, details: details)
+    }
+
+    /// Removes stream `stream` from the `levels` lines and the view, and writes its `stream` line
+    /// (`listen`: an SSRC that stopped sending). Its events written later (its utterance ending) still
+    /// name it.
+    /// - Precondition: `stream` is present.
+    func streamRemoved(time: Double, stream: Int, details: [(String, DetailValue)]) throws(CommandError) {
+        guard let position = present.firstIndex(of: stream) else { preconditionFailure("stream \(stream) is not present") }
+        present.remove(at: position)
+        try streamLine(time: time, event: "removed", stream: stream, details: details)
+    }
+
+    /// `{"t":…,"type":"stream","event":EVENT,"stream":NAME, …details}`.
+    private func streamLine(time: Double, event: String, stream: Int, details: [(String, DetailValue)]) throws(CommandError) {
         var line = JSONLine()
         line.add("t", time, decimals: 3)
         line.add("type", "stream")
-        line.add("event", "added")
+        line.add("event", event)
         line.add("stream", names[stream])
         for (key, value) in details { value.add(to: &line, key: key) }
-        try writeLine(line, note: Self.note("stream \(names[stream]) added", details))
+        try writeLine(line, note: Self.note("stream \(names[stream]) \(event)", details))
     }
 
     /// The view's words for a line: `device hw:1,0 opened: rate 48000, channels 2, …`.
@@ -129,24 +149,28 @@ final class LiveOutput {
     }
 
     /// Ends a tick at `time`: level lines, the view, and a flush if anything was written.
+    /// - Parameter level: The level of a present stream, by index; never asked for a removed one.
     func endTick(time: Double, level: (Int) -> Float) throws(CommandError) {
         ticks += 1
         if let levelTicks, ticks % levelTicks == 0, view == nil {
-            try writer.levels(time: time, names.indices.map { (names[$0], level($0)) })
+            try writer.levels(time: time, present.map { (names[$0], level($0)) })
             wroteThisTick = true
         }
         if let view {
             lastTime = time
-            lastLevels = names.indices.map(level)
+            if lastLevels.count < names.count {
+                lastLevels += repeatElement(Levels.floorDBFS, count: names.count - lastLevels.count)
+            }
+            for index in present { lastLevels[index] = level(index) }
             if ticks % 10 == 0 { view.draw(time: time, rows: rows(at: time)) }
         }
         if wroteThisTick && view == nil { try writer.flush() }
         wroteThisTick = false
     }
 
-    /// The view's rows at `time`, with the levels of the last tick.
+    /// The view's rows at `time`, one per present stream, with the levels of the last tick.
     private func rows(at time: Double) -> [LiveView.Row] {
-        names.indices.map { index in
+        present.map { index in
             LiveView.Row(
                 name: names[index], level: index < lastLevels.count ? lastLevels[index] : Levels.floorDBFS,
                 speaking: speaking[index],

@@ -50,6 +50,8 @@ final class LiveView {
         }
         lines.append(lastNote)
         for line in lines { text += "\u{1B}[2K" + line + "\n" }
+        // Fewer rows than last time (a stream was removed): clear the lines of the last drawing below.
+        if lines.count < drawnLines { text += "\u{1B}[J" }
         drawnLines = lines.count
         try? BufferedOutput.write(text, to: STDOUT_FILENO)
     }

@@ -156,7 +156,7 @@ struct LiveOutputLines {
         let time = #"-?\d+\.\d{3}"#
         let patterns = [
             "device": #"^\{"t":TIME,"type":"device","event":"(opened|added|removed|failed)","device":"[^"]*"(,.*)?\}$"#,
-            "stream": #"^\{"t":TIME,"type":"stream","event":"added","stream":"[^"]*","ssrc":"0x[0-9a-f]{8}"\}$"#,
+            "stream": #"^\{"t":TIME,"type":"stream",("event":"added","stream":"[^"]*","ssrc":"0x[0-9a-f]{8}"|"event":"removed","stream":"[^"]*","ssrc":"0x[0-9a-f]{8}","lastPacket":TIME)\}$"#,
             "stats": #"^\{"type":"stats",.*\}$"#,
         ].mapValues { try! NSRegularExpression(pattern: $0.replacingOccurrences(of: "TIME", with: time)) }
         for line in lines {
