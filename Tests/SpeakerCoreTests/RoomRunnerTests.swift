@@ -272,6 +272,36 @@ final class LevelHops: HopSource {
         #expect(threads.count == 2, "both workers read: \(threads.count) threads")
     }
 
+    /// Sources added and removed in any order, and ending during ticks: the runner walks exactly the present
+    /// ones, in the order they were added, and `finish()` removes the rest.
+    @Test func presentSourcesFollowChurn() throws {
+        let runner = try RoomRunner(roomName: "room")
+        var sources: [Int: SignalHops] = [:]
+        var expected: [Int] = []
+        for round in 0..<20 {
+            for offset in 0..<5 {
+                let ending = offset == 2 ? runner.ticks + 1 : nil  // ends in the next tick but one
+                let source = SignalHops(Self.quiet, endTick: ending)
+                let index = runner.add(source, name: "r\(round)-\(offset)")
+                sources[index] = source
+                if ending == nil { expected.append(index) }
+            }
+            for index in expected where index % 3 == round % 3 {
+                runner.remove(index)
+            }
+            expected.removeAll { !runner.isPresent($0) }
+            runner.tick()
+            runner.tick()
+            #expect(runner.presentSources == expected)
+        }
+        for (index, source) in sources where source.endTick == nil {
+            #expect((source.lastTick == runner.ticks - 1) == expected.contains(index), "source \(index)")
+        }
+        runner.finish()
+        #expect(runner.presentSources.isEmpty)
+        #expect(sources.keys.allSatisfy { !runner.isPresent($0) && runner.statistics(of: $0).speechTime == 0 })
+    }
+
     /// A source that cannot be read alongside others (`readsConcurrently` false) is pulled as any other.
     @Test func aSourceThatCannotBeReadConcurrentlyIsPulled() throws {
         let runner = try RoomRunner(roomName: "room", workers: 2)

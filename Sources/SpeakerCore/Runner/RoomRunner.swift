@@ -44,6 +44,9 @@ public final class RoomRunner {
     public private(set) var names: [String] = []
 
     private var sources: [(any HopSource)?] = []
+    /// Indices of the present sources, ascending: what `tick()` walks, so that sources removed long ago
+    /// (a long `listen` with SSRCs coming and going) cost it nothing.
+    private var present: [Int] = []
     /// Per source: the source itself when the engine reads it (`Engine.attach`), nil when it is pulled.
     private var attached: [(any ConcurrentHopSource)?] = []
     private var handles: [StreamID?] = []
@@ -110,6 +113,7 @@ public final class RoomRunner {
         usesVoiceFlag.append(false)
         lastStatistics.append(nil)
         sourceOfStream[handle] = index
+        present.append(index)
         return index
     }
 
@@ -121,13 +125,14 @@ public final class RoomRunner {
         handles[index] = nil
         sources[index] = nil
         attached[index] = nil
+        present.remove(at: Self.position(of: index, in: present))
     }
 
     /// Whether source `index` is still in the engine.
     public func isPresent(_ index: Int) -> Bool { handles[index] != nil }
 
-    /// Indices of the sources still in the engine, in order. Allocates the result: not for the per-tick path.
-    public var presentSources: [Int] { handles.indices.filter { handles[$0] != nil } }
+    /// Indices of the sources still in the engine, in order.
+    public var presentSources: [Int] { present }
 
     /// The engine's handle of a present source's stream, or nil once it was removed.
     public func handle(of index: Int) -> StreamID? { handles[index] }
@@ -146,13 +151,19 @@ public final class RoomRunner {
 
     /// Pulls every present source for the next tick, in order, submits what it gives (a source that ended is
     /// removed), and runs one engine tick, which reads the attached sources.
-    /// - Complexity: O(sources) plus the engine's tick. Allocates nothing.
+    /// - Complexity: O(present sources) plus the engine's tick. Allocates nothing.
     public func tick() {
         let tick = engine.ticks
-        var index = 0
-        while index < sources.count {
+        var position = 0
+        while position < present.count {
+            let index = present[position]
+            // A source that ends is removed from `present` here, and the next one moves into its position.
+            position += 1
             if let concurrent = attached[index] {
-                if !concurrent.hasHop(tick: tick) { remove(index) }
+                if !concurrent.hasHop(tick: tick) {
+                    remove(index)
+                    position -= 1
+                }
             } else if let handle = handles[index], let source = sources[index] {
                 switch source.pull(tick: tick, into: hop) {
                 case .audio:
@@ -164,20 +175,27 @@ public final class RoomRunner {
                     break
                 case .ended:
                     remove(index)
+                    position -= 1
                 }
             }
-            index += 1
         }
         engine.tick()
     }
 
     /// Removes every source still present, ending their utterances. Call after the last tick.
     public func finish() {
-        var index = 0
-        while index < handles.count {
-            remove(index)
-            index += 1
+        while let first = present.first { remove(first) }
+    }
+
+    /// Where `index` is in the ascending `indices` (binary search).
+    private static func position(of index: Int, in indices: [Int]) -> Int {
+        var low = 0, high = indices.count
+        while low < high {
+            let middle = (low + high) / 2
+            if indices[middle] < index { low = middle + 1 } else { high = middle }
         }
+        precondition(low < indices.count && indices[low] == index, "source \(index) is not present")
+        return low
     }
 
     /// Hands every event since the last call to `body`, oldest first, and forgets them.
