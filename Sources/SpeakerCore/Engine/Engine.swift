@@ -64,7 +64,7 @@ public final class Engine {
     /// One shard per worker: the rooms it owns, its FFT scratch and its events.
     private let shards: [Shard]
     private var threads: [WorkerThread] = []
-    private let workersDone = DispatchSemaphore(value: 0)
+    private let workersDone = PhaseCompletion()
     private let levelSmoothing: Float
     /// The sound classifier, when `configuration.vad.classifier` is on.
     private let classifier: SoundClassifier?
@@ -94,8 +94,9 @@ public final class Engine {
     }
 
     deinit {
+        workersDone.expect(threads.count)
         for thread in threads { thread.stop() }
-        for _ in threads { workersDone.wait() }
+        workersDone.wait(expected: threads.count)
     }
 
     // MARK: Rooms and streams
@@ -254,17 +255,17 @@ public final class Engine {
         self.phase = phase
         var index = 0, started = 0
         while index < threads.count {
-            if phase != .decision || !shards[index + 1].rooms.isEmpty {
-                threads[index].run()
-                started += 1
-            }
+            if phase != .decision || !shards[index + 1].rooms.isEmpty { started += 1 }
+            index += 1
+        }
+        workersDone.expect(started)
+        index = 0
+        while index < threads.count {
+            if phase != .decision || !shards[index + 1].rooms.isEmpty { threads[index].run() }
             index += 1
         }
         work(worker: 0)
-        while started > 0 {
-            workersDone.wait()
-            started -= 1
-        }
+        workersDone.wait(expected: started)
     }
 
     /// One worker's part of the current phase.
