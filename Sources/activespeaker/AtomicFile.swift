@@ -26,15 +26,28 @@ final class AtomicFile {
         TemporaryFileCleanup.installHandlers()
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
-        var template = Array("\(directory)/.\(url.lastPathComponent).XXXXXX".utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard descriptor >= 0 else {
-            throw .failure("\(path): cannot create: \(String(cString: strerror(errno)))")
+        // The name is registered for the signal handler before the file exists, so that a signal at any
+        // moment leaves nothing behind (unlinking a name not yet created is harmless).
+        var generator = SystemRandomNumberGenerator()
+        let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        for _ in 0..<100 {
+            let suffix = String((0..<8).map { _ in letters[Int(generator.next(upperBound: UInt(letters.count)))] })
+            let temporary = "\(directory)/.\(url.lastPathComponent).\(suffix)"
+            let slot = TemporaryFileCleanup.register(temporary)
+            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if descriptor >= 0 {
+                self.descriptor = descriptor
+                temporaryPath = temporary
+                signalSlot = slot
+                return
+            }
+            let code = errno
+            if let slot { TemporaryFileCleanup.unregister(slot) }
+            guard code == EEXIST else {
+                throw .failure("\(path): cannot create: \(String(cString: strerror(code)))")
+            }
         }
-        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        self.descriptor = descriptor
-        temporaryPath = temporary
-        signalSlot = TemporaryFileCleanup.register(temporary)
+        throw .failure("\(path): cannot create: no free temporary name beside it")
     }
 
     deinit { discard() }

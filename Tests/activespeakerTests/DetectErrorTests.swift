@@ -67,7 +67,8 @@ import TestSupport
     }
 
     @Test func interruptedRunLeavesNoFile() throws {
-        // Ten minutes of audio keep `detect` busy for a while after it has created its temporary RTTM file.
+        // Ten minutes of audio, with a levels line every 10 ms into a pipe nobody reads: `detect` blocks on
+        // its output with its temporary RTTM file open, however fast the machine, until it is killed.
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let second = Synthesis.noise(seconds: 1, levelDBFS: -40, seed: 13)
@@ -76,8 +77,10 @@ import TestSupport
         let executable = try #require(CLI.executable)
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["detect", "--quiet", "--rttm", directory.path("out.rttm"), path]
-        process.standardOutput = FileHandle.nullDevice
+        process.arguments = ["detect", "--levels", "10", "--rttm", directory.path("out.rttm"), path]
+        let unread = Pipe()
+        defer { try? unread.fileHandleForReading.close() }
+        process.standardOutput = unread
         process.standardError = FileHandle.nullDevice
         try process.run()
         var sawTemporary = false
