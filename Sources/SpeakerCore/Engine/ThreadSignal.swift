@@ -15,12 +15,19 @@ import Glibc
 ///
 /// One poster and one waiter, taking turns: `post()` at most once per `wait()`.
 final class ThreadSignal: @unchecked Sendable {
-    /// How long `wait()` watches before it sleeps.
-    static let watchNanoseconds: UInt64 = 50_000
+    /// How long `wait()` watches before it sleeps, by default.
+    static let defaultWatchNanoseconds: UInt64 = 50_000
 
     private static let idle = 0, posted = 1, sleeping = 2
     private let state = Atomic<Int>(ThreadSignal.idle)
     private let semaphore = DispatchSemaphore(value: 0)
+    private let watchNanoseconds: UInt64
+
+    /// - Parameter watchNanoseconds: how long `wait()` watches before it sleeps (0: it sleeps at once
+    ///   unless the post has come).
+    init(watchNanoseconds: UInt64 = ThreadSignal.defaultWatchNanoseconds) {
+        self.watchNanoseconds = watchNanoseconds
+    }
 
     /// Signals the waiter; what this thread wrote before is visible to it after its `wait()`.
     func post() {
@@ -29,9 +36,9 @@ final class ThreadSignal: @unchecked Sendable {
         }
     }
 
-    /// Returns after the next `post()`: watches for `watchNanoseconds`, then sleeps until it comes.
+    /// Returns after the next `post()`: watches for the watch time, then sleeps until it comes.
     func wait() {
-        let deadline = DispatchTime.now().uptimeNanoseconds + Self.watchNanoseconds
+        let deadline = DispatchTime.now().uptimeNanoseconds + watchNanoseconds
         while true {
             if state.load(ordering: .acquiring) == Self.posted {
                 state.store(Self.idle, ordering: .relaxed)
@@ -53,7 +60,12 @@ final class ThreadSignal: @unchecked Sendable {
 /// Counts the workers of one phase as they finish; the last one signals the thread that waits for them all.
 final class PhaseCompletion: @unchecked Sendable {
     private let remaining = Atomic<Int>(0)
-    private let signal = ThreadSignal()
+    private let signal: ThreadSignal
+
+    /// - Parameter watchNanoseconds: how long the waiter watches before it sleeps (`ThreadSignal`).
+    init(watchNanoseconds: UInt64 = ThreadSignal.defaultWatchNanoseconds) {
+        signal = ThreadSignal(watchNanoseconds: watchNanoseconds)
+    }
 
     /// Sets how many `finished()` calls the next `wait()` waits for; call before starting any of them.
     func expect(_ count: Int) { remaining.store(count, ordering: .releasing) }
