@@ -69,6 +69,13 @@ struct DetectCommand: Command {
             with any --config applied) and exit.
             """),
         .flag("downmix", help: "Average the channels of a multichannel file."),
+        .flag("aligned", help: """
+            The files are sample-aligned (one recorder, or
+            made together): do not measure or wait for
+            delays between the streams (the same as
+            --config alignment.maxDelay=0). By default the
+            engine lines up streams up to 0.3 s apart.
+            """),
         .value("jobs", "N", help: """
             Threads that share the engine's work (1-256; default: every core).
             Used only for many streams: one thread per 64 streams at most, since
@@ -164,6 +171,7 @@ struct DetectCommand: Command {
         if let policy = options.value("policy") {
             configuration.selection.policy = try EvalCommand.policy(named: policy)
         }
+        if options.has("aligned") { configuration.alignment.maxDelay = 0 }
         self.configuration = configuration
         printConfiguration = options.has("print-config")
         downmix = options.has("downmix")

@@ -62,6 +62,22 @@ struct EvalCommand: Command {
             Meetings evaluated at once, each on its own thread (default:
             the number of cores). The results do not depend on it.
             """),
+        .value("skew", "MAX_MS", help: """
+            Streams that arrive apart, as in a real call: delay
+            each stream by 0...MAX_MS ms (drawn per meeting from
+            --seed, digital silence before it) and its speech
+            and floor references with it.
+            """),
+        .value("drift", "MS", help: """
+            With --skew: each stream's delay also drifts by up
+            to +-MS ms per minute (default 0).
+            """),
+        .value("seed", "N", help: "Seed of the --skew draw (default 1)."),
+        .flag("aligned", help: """
+            The streams are sample-aligned (one recorder):
+            do not measure or wait for delays between them
+            (the same as --config alignment.maxDelay=0).
+            """),
     ]
 
     static let epilogue = """
@@ -79,6 +95,7 @@ struct EvalCommand: Command {
 
         EXAMPLES:
           activespeaker eval Fixtures/meetings
+          activespeaker eval --skew 200 --seed 7 datasets-local/heldout
           activespeaker eval --policies hysteresis,volfin-cohen --plots out/plots \\
               datasets-local/dev
           activespeaker eval --json --system-rttm out/silero datasets-local/heldout
@@ -93,6 +110,8 @@ struct EvalCommand: Command {
     let plotsFolder: String?
     let perStream: Bool
     let jobs: Int
+    /// Largest per-stream delay (seconds), drift (seconds per second) and seed of `--skew`, or nil.
+    let skew: (maxDelay: Double, maxDrift: Double, seed: UInt64)?
 
     init(_ options: ParsedOptions) throws(CommandError) {
         guard let dataset = options.positionals.first else { throw .usage("no DATASET given") }
@@ -118,7 +137,35 @@ struct EvalCommand: Command {
             throw .usage("system '\(duplicate)' given twice (a --system-rttm folder is named after its last component)")
         }
         uemPath = options.value("uem")
-        configuration = try DetectCommand.configuration(from: options.all("config"))
+        var configuration = try DetectCommand.configuration(from: options.all("config"))
+        if options.has("aligned") { configuration.alignment.maxDelay = 0 }
+        self.configuration = configuration
+        if let text = options.value("skew") {
+            guard let milliseconds = Double(text), milliseconds >= 0, milliseconds <= 5000 else {
+                throw .usage("--skew: expected milliseconds 0...5000, got '\(text)'")
+            }
+            var drift = 0.0
+            if let text = options.value("drift") {
+                guard let value = Double(text), value >= 0, value <= 1000 else {
+                    throw .usage("--drift: expected milliseconds per minute 0...1000, got '\(text)'")
+                }
+                drift = value / 1000 / 60
+            }
+            var seed: UInt64 = 1
+            if let text = options.value("seed") {
+                guard let value = UInt64(text) else { throw .usage("--seed: expected a whole number, got '\(text)'") }
+                seed = value
+            }
+            guard systemFolders.isEmpty else {
+                throw .usage("--skew applies to the engine's runs; --system-rttm outputs were made on the files as they are")
+            }
+            skew = (milliseconds / 1000, drift, seed)
+        } else {
+            guard options.value("drift") == nil, options.value("seed") == nil else {
+                throw .usage("--drift and --seed go with --skew")
+            }
+            skew = nil
+        }
         json = options.has("json")
         plotsFolder = options.value("plots")
         perStream = options.has("per-stream")
@@ -215,9 +262,17 @@ struct EvalCommand: Command {
         _ meeting: MeetingFolder, number: Int, regions: ScoredRegions?, progress: EvalProgress
     ) throws(CommandError) -> ([MeetingScore], String?) {
         let decoded = try loading { try loadStreams(paths: meeting.audioFiles, sampleRate: AnalysisFormat.sampleRate) }
-        let streams = decoded.map { ReplayStream(id: $0.id, samples: $0.samples) }
+        var streams = decoded.map { ReplayStream(id: $0.id, samples: $0.samples) }
         let ids = streams.map(\.id)
-        let reference = try checked(MeetingReference.load(meeting, streams: ids))
+        var reference = try checked(MeetingReference.load(meeting, streams: ids))
+        if let skew {
+            let length = Double(streams.map(\.samples.count).max() ?? 0) / Double(AnalysisFormat.sampleRate)
+            let plan = SkewPlan.draw(
+                streams: ids, maxDelay: skew.maxDelay, maxDrift: skew.maxDrift, duration: length, meeting: meeting.name,
+                seed: skew.seed)
+            streams = streams.map { ReplayStream(id: $0.id, samples: plan.skews[$0.id]!.apply(to: $0.samples)) }
+            reference = plan.apply(to: reference)
+        }
         let hops = streams.map(\.hopCount).max() ?? 0
         let duration = Double(hops) * AnalysisFormat.hopDuration
 

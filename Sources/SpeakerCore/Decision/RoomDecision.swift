@@ -2,7 +2,10 @@ import Foundation
 
 /// The per-room decision stage: from its members' frame evidence to events.
 ///
-/// Once per frame, after every member was heard (`Talker.hear`), `decide` runs three steps:
+/// Once per frame, after every member was heard (`Talker.hear`), `decide` runs four steps:
+/// 0. **Alignment**: the members' delays behind the room's latest stream are measured and stepped
+///    (`RoomAlignment`), and each member presents the frame of its own time that lines up with the
+///    others (`Talker.present`): events about it are dated in its own time (`since`), decided now (`time`);
 /// 1. **Leakage**: which members' evidence is only a neighbour's voice (`LeakageFilter`, against the
 ///    few loudest possible sources relative to their own speech levels);
 /// 2. **Utterances**: each member's voice activity advances (`VoiceActivityDetector`), its own speech
@@ -22,6 +25,7 @@ final class RoomDecision {
     struct Settings {
         let vad: VoiceActivityConfiguration
         let leakage: LeakageConfiguration
+        let alignment: AlignmentConfiguration
         let timing: VoiceActivityDetector.Timing
         let speechLevelSmoothing: Float
         let activitySmoothing: Float
@@ -29,6 +33,7 @@ final class RoomDecision {
         init(_ configuration: EngineConfiguration) {
             vad = configuration.vad
             leakage = configuration.leakage
+            alignment = configuration.alignment
             timing = VoiceActivityDetector.Timing(configuration.vad)
             let hop = AnalysisFormat.hopDuration
             speechLevelSmoothing = Float(exp(-hop / configuration.leakage.speechLevelTimeConstant))
@@ -42,6 +47,8 @@ final class RoomDecision {
     let room: RoomID
     let settings: Settings
     let floor: any FloorPolicy
+    /// Measures and applies the members' delays.
+    let alignment: RoomAlignment
     /// The members' stream slots (the engine's indices, which the policy knows them by), in join order.
     @exclusivity(unchecked) private(set) var members: [Int] = []
     /// The members' talkers, parallel to `members`.
@@ -61,6 +68,7 @@ final class RoomDecision {
         self.room = room
         floor = policy
         self.settings = settings
+        alignment = RoomAlignment(configuration: settings.alignment)
     }
 
     // MARK: Members (between frames)
@@ -78,10 +86,11 @@ final class RoomDecision {
         guard let position = position(of: slot) else { return }
         let talker = talkers[position]
         if case .ended(let last) = talker.vad.stop() {
-            events.append(.speech(stream: talker.id, active: false, time: time, since: Self.endTime(ofFrame: last)))
+            events.append(.speech(stream: talker.id, active: false, time: time, since: talker.endTime(ofFrame: last)))
         }
         members.remove(at: position)
         talkers.remove(at: position)
+        alignment.forget(talker, in: talkers)
         sizeScratch()
         if floor.remove(slot) {
             events.append(.dominant(room: room, stream: nil, time: time))
@@ -116,6 +125,12 @@ final class RoomDecision {
     /// Decides frame `frame` from what the members were heard saying in it; appends its events.
     func decide(frame: Int, events: inout [EngineEvent]) {
         let time = Self.endTime(ofFrame: frame)
+        alignment.update(talkers, frame: frame)
+        var position = 0
+        while position < talkers.count {
+            talkers[position].present()
+            position += 1
+        }
         markLeaks()
         advanceUtterances(frame: frame, time: time, events: &events)
         // The floor.
@@ -222,10 +237,10 @@ final class RoomDecision {
             let continues = talker.continues && !talker.leak
             switch talker.vad.advance(frame: frame, voiced: voiced, continues: continues, configuration: vad, timing: settings.timing) {
             case .started(let onset):
-                events.append(.speech(stream: talker.id, active: true, time: time, since: Self.startTime(ofFrame: onset)))
+                events.append(.speech(stream: talker.id, active: true, time: time, since: talker.startTime(ofFrame: onset)))
                 talker.statistics.utterances += 1
             case .ended(let last):
-                events.append(.speech(stream: talker.id, active: false, time: time, since: Self.endTime(ofFrame: last)))
+                events.append(.speech(stream: talker.id, active: false, time: time, since: talker.endTime(ofFrame: last)))
             case .none:
                 break
             }
@@ -252,4 +267,12 @@ final class RoomDecision {
 
     static func startTime(ofFrame frame: Int) -> Double { Double(frame) * AnalysisFormat.hopDuration }
     static func endTime(ofFrame frame: Int) -> Double { Double(frame + 1) * AnalysisFormat.hopDuration }
+}
+
+extension Talker {
+    /// The start of frame `frame` of the room's time (a tick) in the stream's own time: `alignment.delay`
+    /// frames earlier, never before 0.
+    func startTime(ofFrame frame: Int) -> Double { RoomDecision.startTime(ofFrame: max(0, frame - alignment.delay)) }
+    /// The end of frame `frame` of the room's time in the stream's own time.
+    func endTime(ofFrame frame: Int) -> Double { RoomDecision.endTime(ofFrame: max(0, frame - alignment.delay)) }
 }

@@ -4,15 +4,18 @@
 /// the talk statistics.
 ///
 /// The engine writes `hear(…)` during the analysis of a frame (possibly on another worker than the
-/// room's, when a large room's analysis is shared); the room's `RoomDecision` reads and advances the
-/// rest after all its members were heard. A class so that the stream and its room share one object.
+/// room's, when a large room's analysis is shared) into the stream's `EvidenceHistory`; the room's
+/// `RoomDecision`, after all its members were heard, has each talker `present` the frame it judges now —
+/// the newest, or an older one while the stream waits for a later stream of the room
+/// (`StreamAlignment.delay`) — and reads and advances the rest. A class so that the stream and its
+/// room share one object.
 ///
 /// `@exclusivity(unchecked)`: as `StreamChannel`, one thread touches a talker at a time.
 final class Talker {
     /// The stream's id, carried by its events.
     let id: StreamID
 
-    // The current frame's evidence (set by `hear`).
+    // The evidence of the frame judged now (set by `present`).
     /// Speech evidence that can start an utterance.
     @exclusivity(unchecked) private(set) var voiced = false
     /// Evidence that can continue a running utterance.
@@ -32,21 +35,36 @@ final class Talker {
     /// What the floor policy observes.
     @exclusivity(unchecked) var activity = SpeakerObservation()
     @exclusivity(unchecked) var statistics = TalkStatistics()
+    /// The stream's evidence of its last frames, in its own time.
+    @exclusivity(unchecked) var history: EvidenceHistory
+    /// Where the stream stands in the room's time, and how long its evidence waits.
+    @exclusivity(unchecked) var alignment = StreamAlignment()
 
-    init(id: StreamID, initialSpeechLevel: Float) {
+    /// - Parameter historyFrames: frames of evidence kept (`RoomAlignment.historyFrames(for:)`); 1 when
+    ///   the room's streams are taken as aligned.
+    init(id: StreamID, initialSpeechLevel: Float, historyFrames: Int = 1) {
         self.id = id
         speechLevel = initialSpeechLevel
+        history = EvidenceHistory(frames: historyFrames)
     }
 
-    /// The analysis's evidence for the current frame. Clears the leak mark of the last frame.
+    /// The analysis's evidence for the stream's newest frame.
     @inline(__always)
     func hear(voiced: Bool, continues: Bool, excess: Float, level: UInt8) {
-        self.voiced = voiced
-        self.continues = continues
-        self.excess = excess
-        self.level = level
+        history.record(voiced: voiced, continues: continues, excess: excess, level: level)
+    }
+
+    /// Makes the frame `alignment.delay` frames before the newest the one judged now (the newest when
+    /// the stream waits for nothing). Clears the leak mark of the last frame.
+    @inline(__always)
+    func present() {
+        let frame = history.frame(delay: alignment.delay)
+        voiced = frame.voiced
+        continues = frame.continues
+        excess = frame.excess
+        level = frame.level
         leak = false
-        envelope.append(excess)
+        envelope.append(frame.excess)
     }
 
     /// Whether the frame shows speech evidence before leakage suppression: a voiced frame, or one

@@ -14,6 +14,8 @@ public struct EngineConfiguration: Codable, Sendable, Equatable {
     public var leakage = LeakageConfiguration()
     /// Dominant-speaker selection per room.
     public var selection = SelectionConfiguration()
+    /// Lining up a room's streams that arrive apart, before they are compared.
+    public var alignment = AlignmentConfiguration()
     /// Time constant of the levels reported by `Engine.level(of:)` and ranked by
     /// `Engine.activeSpeakers(in:)`, seconds. Default 0.3 s.
     public var levelTimeConstant: Double = 0.3
@@ -25,6 +27,7 @@ public struct EngineConfiguration: Codable, Sendable, Equatable {
         try vad.validate()
         try leakage.validate()
         try selection.validate()
+        try alignment.validate()
         try ConfigurationError.check(
             levelTimeConstant >= 0.01 && levelTimeConstant <= 10, "levelTimeConstant", "0.01…10 s")
     }

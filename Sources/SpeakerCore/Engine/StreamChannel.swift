@@ -43,7 +43,9 @@ final class StreamChannel {
         self.room = room
         spectral = SpectralState(configuration: configuration.vad, phase: id.rawValue)
         pending = [Float](repeating: 0, count: AnalysisFormat.hopSize)
-        talker = Talker(id: id, initialSpeechLevel: configuration.leakage.initialSpeechLevel)
+        talker = Talker(
+            id: id, initialSpeechLevel: configuration.leakage.initialSpeechLevel,
+            historyFrames: RoomAlignment.historyFrames(for: configuration.alignment))
         // The buffers are made once and mutated in place, never replaced: their addresses hold.
         let buffers = Self.bufferAddresses(pending: pending, spectral: spectral)
         prefetchTargets = (

@@ -1,0 +1,78 @@
+/// One stream's recent frame evidence in its own time: what the analysis found in each of its last
+/// `capacity` frames. The room reads it back later when the stream must wait for a later stream
+/// (`frame(delay:)`), and measures the stream's delay on its energy envelope (`copyExcess`).
+///
+/// A ring over one heap block allocated when the stream is made; `record` is two stores and an
+/// increment (it runs for every stream-frame, on the analysing worker).
+/// It lives inside a `Talker`, which one thread touches at a time.
+struct EvidenceHistory: ~Copyable {
+    /// One frame's evidence.
+    struct Frame {
+        var voiced = false
+        var continues = false
+        /// Speech-band energy above the noise floor, dBFS (levels only: the level in dBFS).
+        var excess = Levels.floorDBFS
+        /// RFC 6464 level.
+        var level: UInt8 = 127
+    }
+
+    /// Frames held, a power of two.
+    let capacity: Int
+    private let mask: Int
+    /// Speech-band excess per frame, dBFS.
+    private let excess: UnsafeMutablePointer<Float>
+    /// Per frame: bit 0 voiced, bit 1 continues; bits 8…15 the level.
+    private let flags: UnsafeMutablePointer<UInt16>
+    /// Frames recorded since the stream was made.
+    private(set) var count = 0
+
+    /// - Parameter frames: frames to keep, at least 1 (rounded up to a power of two).
+    init(frames: Int) {
+        var capacity = 1
+        while capacity < frames { capacity <<= 1 }
+        self.capacity = capacity
+        mask = capacity - 1
+        excess = .allocate(capacity: capacity)
+        excess.initialize(repeating: Levels.floorDBFS, count: capacity)
+        flags = .allocate(capacity: capacity)
+        flags.initialize(repeating: 127 << 8, count: capacity)
+    }
+
+    deinit {
+        excess.deallocate()
+        flags.deallocate()
+    }
+
+    /// Appends the newest frame.
+    @inline(__always)
+    mutating func record(voiced: Bool, continues: Bool, excess value: Float, level: UInt8) {
+        let slot = count & mask
+        excess[slot] = value
+        flags[slot] = UInt16(level) << 8 | (continues ? 2 : 0) | (voiced ? 1 : 0)
+        count &+= 1
+    }
+
+    /// The frame `delay` frames before the newest (0: the newest); silence before the first frame.
+    /// - Precondition: `0 ≤ delay < capacity`.
+    func frame(delay: Int) -> Frame {
+        let index = count - 1 - delay
+        guard index >= 0 else { return Frame() }
+        let slot = index & mask
+        let bits = flags[slot]
+        return Frame(voiced: bits & 1 != 0, continues: bits & 2 != 0, excess: excess[slot], level: UInt8(bits >> 8))
+    }
+
+    /// Copies the excess of `length` consecutive frames, the last of them `end` frames before the
+    /// newest, oldest first, to `destination`.
+    /// - Precondition: `end + length ≤ capacity` and `end + length ≤ count` (all recorded).
+    func copyExcess(endingDelay end: Int, length: Int, to destination: UnsafeMutablePointer<Float>) {
+        var index = count - end - length
+        var k = 0
+        while k < length {
+            destination[k] = excess[index & mask]
+            index += 1
+            k += 1
+        }
+    }
+
+}

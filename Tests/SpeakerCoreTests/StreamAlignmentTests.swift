@@ -1,0 +1,244 @@
+import CAllocationCounter
+import Testing
+import TestSupport
+@testable import SpeakerCore
+
+/// Delay estimation between streams and the room's alignment of streams that arrive apart.
+@Suite struct StreamAlignmentTests {
+    /// A syllable-like envelope: bursts of 8–25 frames at −45…−25 dBFS with gaps of 5–40 frames at the floor.
+    static func syllables(frames: Int, seed: UInt64) -> [Float] {
+        var generator = SeededGenerator(seed: seed)
+        var values: [Float] = []
+        while values.count < frames {
+            let gap = 5 + Int(generator.next() % 36), burst = 8 + Int(generator.next() % 18)
+            let level = -45 + 20 * (generator.nextSignedUnit() + 1) / 2
+            values += [Float](repeating: Levels.floorDBFS, count: gap)
+            values += (0..<burst).map { _ in level + 2 * generator.nextSignedUnit() }
+        }
+        return Array(values.prefix(frames))
+    }
+
+    /// `values` delayed by `lag` frames (negative: advanced), attenuated by `drop` dB, the floor below.
+    static func copy(of values: [Float], lag: Int, drop: Float) -> [Float] {
+        values.indices.map { index in
+            let source = index - lag
+            guard source >= 0, source < values.count, values[source] > Levels.floorDBFS else { return Levels.floorDBFS }
+            return values[source] - drop
+        }
+    }
+
+    static func history(_ values: [Float], capacity: Int) -> EvidenceHistory {
+        var history = EvidenceHistory(frames: capacity)
+        for value in values { history.record(voiced: false, continues: false, excess: value, level: 127) }
+        return history
+    }
+
+    /// The scalar reference: Pearson correlation of the reference window against every shifted window.
+    static func referenceCurve(reference: [Float], other: [Float], maxLag: Int, window: Int) -> [Float] {
+        let n = reference.count
+        let x = Array(reference[(n - maxLag - window)..<(n - maxLag)])
+        return (0...(2 * maxLag)).map { k in
+            let y = Array(other[(n - 2 * maxLag - window + k)..<(n - 2 * maxLag + k)])
+            let mx = x.reduce(0, +) / Float(window), my = y.reduce(0, +) / Float(window)
+            var sxy: Float = 0, sxx: Float = 0, syy: Float = 0
+            for i in 0..<window {
+                sxy += (x[i] - mx) * (y[i] - my)
+                sxx += (x[i] - mx) * (x[i] - mx)
+                syy += (y[i] - my) * (y[i] - my)
+            }
+            return sxx > 0 && syy > 0 ? sxy / (sxx * syy).squareRoot() : 0
+        }
+    }
+
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func correlationsMatchTheScalarReference(seed: UInt64) {
+        var estimator = LagEstimator(maxLag: 30, window: 128)
+        var generator = SeededGenerator(seed: seed)
+        let reference = Self.syllables(frames: 400, seed: seed)
+        let other = Self.copy(of: reference, lag: 7, drop: 20).map { $0 + 3 * generator.nextSignedUnit() }
+        let a = Self.history(reference, capacity: 256), b = Self.history(other, capacity: 256)
+        _ = estimator.estimate(reference: a, other: b, minimumCorrelation: 0.6, distinctness: 0.05)
+        let expected = Self.referenceCurve(reference: reference, other: other, maxLag: 30, window: 128)
+        for (k, value) in expected.enumerated() {
+            #expect(abs(estimator.correlations[k] - value) <= 1e-4, "lag \(k - 30)")
+        }
+    }
+
+    @Test(arguments: [-28, -15, -3, 0, 4, 12, 25])
+    func findsTheLagOfALeakedCopy(lag: Int) throws {
+        var estimator = LagEstimator(maxLag: 30, window: 128)
+        let reference = Self.syllables(frames: 300, seed: 11)
+        let other = Self.copy(of: reference, lag: lag, drop: 24)
+        let a = Self.history(reference, capacity: 256), b = Self.history(other, capacity: 256)
+        let measured = estimator.estimate(reference: a, other: b, minimumCorrelation: 0.6, distinctness: 0.05)
+        let estimate = try #require(measured)
+        #expect(abs(estimate.lag - Float(lag)) <= 0.5)
+        #expect(estimate.correlation > 0.9)
+    }
+
+    @Test func unrelatedOrFlatEnvelopesGiveNoLag() {
+        var estimator = LagEstimator(maxLag: 30, window: 128)
+        let shipped = AlignmentConfiguration()
+        for seed in 20..<30 as Range<UInt64> {
+            let a = Self.history(Self.syllables(frames: 300, seed: seed), capacity: 256)
+            let b = Self.history(Self.syllables(frames: 300, seed: seed + 100), capacity: 256)
+            let measured = estimator.estimate(
+                reference: a, other: b, minimumCorrelation: shipped.correlation, distinctness: shipped.distinctness)
+            #expect(measured == nil, "seed \(seed)")
+        }
+        let flat = Self.history([Float](repeating: -60, count: 300), capacity: 256)
+        let speech = Self.history(Self.syllables(frames: 300, seed: 5), capacity: 256)
+        let measured = estimator.estimate(
+            reference: flat, other: speech, minimumCorrelation: shipped.correlation, distinctness: shipped.distinctness)
+        #expect(measured == nil)
+    }
+
+    @Test func evidenceHistoryReadsBackDelayedFrames() {
+        var history = EvidenceHistory(frames: 40)
+        #expect(history.capacity == 64)
+        #expect(history.frame(delay: 0).excess == Levels.floorDBFS)
+        for frame in 0..<100 {
+            history.record(voiced: frame % 2 == 0, continues: frame % 3 == 0, excess: Float(-frame), level: UInt8(frame))
+        }
+        for delay in [0, 1, 17, 63] {
+            let frame = history.frame(delay: delay), index = 99 - delay
+            #expect(frame.excess == Float(-index) && frame.level == UInt8(index))
+            #expect(frame.voiced == (index % 2 == 0) && frame.continues == (index % 3 == 0))
+        }
+    }
+
+    // MARK: The room
+
+    /// Two talkers in one room, each microphone hearing the other's voice 20 dB down; talker 1's stream
+    /// arrives `skew` frames before talker 0's (its capture started later, its network is faster).
+    /// Talker 0 speaks in bursts; talker 1 is silent. Returns talker 1's speech starts after the first
+    /// `warmUp` frames, and the talkers.
+    /// `ownBurst`: frames of talker 1's own time in which it speaks itself, 10 dB above its leak.
+    static func leakedVoiceAhead(
+        skew: Int, configuration: EngineConfiguration, frames: Int = 3000, warmUp: Int = 600, ownBurst: Range<Int>? = nil
+    ) -> (falseStarts: Int, falseFrames: Int, talkers: [Talker], events: [EngineEvent]) {
+        let decision = RoomDecision(
+            room: RoomID(rawValue: 0, generation: 0), policy: configuration.selection.policy.make(configuration.selection),
+            settings: RoomDecision.Settings(configuration))
+        let history = RoomAlignment.historyFrames(for: configuration.alignment)
+        let talkers = (0..<2).map {
+            Talker(
+                id: StreamID(rawValue: $0, generation: 0), initialSpeechLevel: configuration.leakage.initialSpeechLevel,
+                historyFrames: history)
+        }
+        for (slot, talker) in talkers.enumerated() { decision.add(talker, slot: slot) }
+        // Talker 0's own time: its voice; talker 1 carries it `skew` frames earlier in the room's time.
+        let voice = syllables(frames: frames + skew + 1, seed: 3)
+        var events: [EngineEvent] = []
+        var falseStarts = 0, falseFrames = 0
+        for tick in 0..<frames {
+            let own = voice[tick]
+            var leaked = voice[tick + skew] - 20
+            var leakVoiced = voice[tick + skew] > Levels.floorDBFS
+            if let ownBurst, ownBurst.contains(tick) {
+                leaked = -20
+                leakVoiced = true
+            }
+            let ownVoiced = own > Levels.floorDBFS
+            talkers[0].hear(voiced: ownVoiced, continues: ownVoiced, excess: ownVoiced ? own : -127, level: ownVoiced ? 30 : 90)
+            talkers[1].hear(
+                voiced: leakVoiced, continues: leakVoiced, excess: leakVoiced ? leaked : -127, level: leakVoiced ? 50 : 90)
+            let before = events.count
+            decision.decide(frame: tick, events: &events)
+            if tick >= warmUp && talkers[1].vad.speaking && !(ownBurst.map { $0.contains(tick - talkers[1].alignment.delay) } ?? false) {
+                falseFrames += 1
+            }
+            for event in events[before...] {
+                if case .speech(let stream, true, _, let since) = event, stream.rawValue == 1, tick >= warmUp,
+                    !(ownBurst.map { $0.contains(Int((since * 100).rounded())) } ?? false)
+                {
+                    falseStarts += 1
+                }
+            }
+        }
+        return (falseStarts, falseFrames, talkers, events)
+    }
+
+    @Test(arguments: [8, 15, 25])
+    func aLeakedVoiceAheadOfItsSourceIsRejectedOnceAligned(skew: Int) {
+        // Taken as aligned, the leaked copy arrives before its source and passes as speech.
+        var aligned = EngineConfiguration()
+        aligned.alignment.maxDelay = 0
+        let unaligned = Self.leakedVoiceAhead(skew: skew, configuration: aligned)
+        let run = Self.leakedVoiceAhead(skew: skew, configuration: EngineConfiguration())
+        print("skew \(skew): false speech frames \(unaligned.falseFrames) taken as aligned, \(run.falseFrames) aligning")
+        #expect(unaligned.falseFrames > 1000)
+        // Measured and aligned: talker 1 waits for talker 0's stream; its leak is then rejected.
+        #expect(run.falseFrames * 10 < unaligned.falseFrames)
+        // It waits the measured lead plus the lag a leaked copy keeps in aligned streams (leakLag, 2 frames).
+        #expect(run.talkers[1].alignment.delay == skew + 2)
+        #expect(run.talkers[0].alignment.delay == 0)
+    }
+
+    @Test func ownSpeechIsDatedInTheStreamsOwnTime() throws {
+        // Talker 1 waits 17 frames for talker 0's stream (15 ahead, 2 of leakLag); its own words at its
+        // own frame 1300 are dated 13.00 s (its own time) and decided 17 frames later than they would be.
+        let run = Self.leakedVoiceAhead(skew: 15, configuration: EngineConfiguration(), ownBurst: 1300..<1360)
+        #expect(run.talkers[1].alignment.delay == 17)
+        let starts = run.events.compactMap { event -> (time: Double, since: Double)? in
+            if case .speech(let stream, true, let time, let since) = event, stream.rawValue == 1, since > 12 {
+                return (time, since)
+            }
+            return nil
+        }
+        let start = try #require(starts.first)
+        #expect(abs(start.since - 13.00) < 1e-9)
+        // Three voiced frames start an utterance (13.03 s in its own time), then the 17-frame wait.
+        #expect(abs(start.time - 13.20) < 1e-9)
+    }
+
+    @Test func streamsThatHearNoOneWaitForNothing() {
+        // Two remote participants speaking in turns: no common voice, no delay.
+        let configuration = EngineConfiguration()
+        let decision = RoomDecision(
+            room: RoomID(rawValue: 0, generation: 0), policy: configuration.selection.policy.make(configuration.selection),
+            settings: RoomDecision.Settings(configuration))
+        let history = RoomAlignment.historyFrames(for: configuration.alignment)
+        let talkers = (0..<2).map {
+            Talker(id: StreamID(rawValue: $0, generation: 0), initialSpeechLevel: -30, historyFrames: history)
+        }
+        for (slot, talker) in talkers.enumerated() { decision.add(talker, slot: slot) }
+        let a = Self.syllables(frames: 2000, seed: 41), b = Self.syllables(frames: 2000, seed: 42)
+        var events: [EngineEvent] = []
+        for tick in 0..<2000 {
+            let first = (tick / 300) % 2 == 0
+            let x = first ? a[tick] : Levels.floorDBFS, y = first ? Levels.floorDBFS : b[tick]
+            talkers[0].hear(voiced: x > -127, continues: x > -127, excess: x, level: 40)
+            talkers[1].hear(voiced: y > -127, continues: y > -127, excess: y, level: 40)
+            decision.decide(frame: tick, events: &events)
+        }
+        #expect(talkers.allSatisfy { $0.alignment.count == 0 && $0.alignment.delay == 0 })
+    }
+
+    @Test func aligningAllocatesNothing() {
+        let configuration = EngineConfiguration()
+        let decision = RoomDecision(
+            room: RoomID(rawValue: 0, generation: 0), policy: configuration.selection.policy.make(configuration.selection),
+            settings: RoomDecision.Settings(configuration))
+        let history = RoomAlignment.historyFrames(for: configuration.alignment)
+        let talkers = (0..<3).map {
+            Talker(id: StreamID(rawValue: $0, generation: 0), initialSpeechLevel: -30, historyFrames: history)
+        }
+        for (slot, talker) in talkers.enumerated() { decision.add(talker, slot: slot) }
+        let voice = Self.syllables(frames: 1200, seed: 9)
+        var events: [EngineEvent] = []
+        events.reserveCapacity(1000)
+        var allocations = 0
+        for tick in 0..<1000 {
+            for (index, talker) in talkers.enumerated() {
+                let value = index == 0 ? voice[tick + 20] : voice[tick + 10 * index] - 20
+                talker.hear(voiced: value > -127, continues: value > -127, excess: value, level: 40)
+            }
+            let before = allocation_counter_current_thread()
+            decision.decide(frame: tick, events: &events)
+            if tick >= 400 { allocations += allocation_counter_current_thread() - before }
+        }
+        #expect(talkers.contains { $0.alignment.delay > 0 })
+        #expect(allocations == 0)
+    }
+}
