@@ -59,9 +59,13 @@ import TestSupport
         let a = Self.history(reference, capacity: 256), b = Self.history(other, capacity: 256)
         _ = estimator.estimate(reference: a, other: b, minimumCorrelation: 0.6, distinctness: 0.05)
         let expected = Self.referenceCurve(reference: reference, other: other, maxLag: 30, window: 128)
-        for (k, value) in expected.enumerated() {
+        // Every second lag is computed, and the best one's neighbours; the others read −1.
+        var computed = 0
+        for (k, value) in expected.enumerated() where k % 2 == 0 || estimator.correlations[k] != -1 {
             #expect(abs(estimator.correlations[k] - value) <= 1e-4, "lag \(k - 30)")
+            computed += 1
         }
+        #expect(computed >= 31 + 1)
     }
 
     @Test(arguments: [-28, -15, -3, 0, 4, 12, 25])

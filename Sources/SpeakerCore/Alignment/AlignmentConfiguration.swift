@@ -23,8 +23,9 @@ public struct AlignmentConfiguration: Codable, Sendable, Equatable {
     /// Length of the envelopes compared, seconds, 0.32…2.56 (a multiple of 80 ms). Default 1.28 s.
     public var window: Double = 1.28
     /// Frames between two measurements in a room, 1…100. Each measures one stream against the room's
-    /// loudest talker, in turn. Default 4 (40 ms).
-    public var interval: Int = 4
+    /// loudest talker, in turn. Default 2 (20 ms): on the tuning sets against 4, streams 200 ms apart
+    /// are lined up sooner (dev: VAD F1 0.883 → 0.893) with aligned streams unchanged.
+    public var interval: Int = 2
 
     /// How much later a leaked copy's envelope follows its source's in streams that are aligned,
     /// seconds, 0…0.1: the sound's way across the room, and a quiet copy rising above its microphone's

@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// One stream's recent frame evidence in its own time: what the analysis found in each of its last
 /// `capacity` frames. The room reads it back later when the stream must wait for a later stream
 /// (`frame(delay:)`), and measures the stream's delay on its energy envelope (`copyExcess`).
@@ -50,6 +52,15 @@ struct EvidenceHistory: ~Copyable {
         excess[slot] = value
         flags[slot] = UInt16(level) << 8 | (continues ? 2 : 0) | (voiced ? 1 : 0)
         count &+= 1
+    }
+
+    /// Asks for the memory the next `record` writes (its two slots are far from the talker's other
+    /// state: at 1,024 streams they are rarely in cache). Call while the frame is being analysed.
+    @inline(__always)
+    func prefetchNextSlot() {
+        let slot = count & mask
+        activespeaker_prefetch(UnsafeRawPointer(excess + slot), 4)
+        activespeaker_prefetch(UnsafeRawPointer(flags + slot), 2)
     }
 
     /// The frame `delay` frames before the newest (0: the newest); silence before the first frame.

@@ -9,8 +9,8 @@
 /// the best one at least 50 ms away.
 ///
 /// Owns its scratch (allocated once); `estimate` allocates nothing.
-/// - Complexity: O(window · maxLag) multiply-adds per estimate, in SIMD8 lanes: 128 frames ±30 frames
-///   is 7,808, about 1,000 vector operations.
+/// - Complexity: O(window · maxLag) multiply-adds per estimate, in SIMD8 lanes: every second lag of
+///   ±30 frames and the best one's neighbours over 128 frames is 4,224, about 530 vector operations.
 struct LagEstimator: ~Copyable {
     /// A trusted measurement.
     struct Estimate: Equatable {
@@ -32,7 +32,7 @@ struct LagEstimator: ~Copyable {
     private let reference: UnsafeMutablePointer<Float>
     /// The other stream's span: `window + 2·maxLag` frames.
     private let other: UnsafeMutablePointer<Float>
-    /// Correlation per lag, `2·maxLag + 1` values (index `maxLag` is lag 0).
+    /// Correlation per lag, `2·maxLag + 1` values (index `maxLag` is lag 0); −1 where not computed.
     let correlations: UnsafeMutablePointer<Float>
     /// Running sums of the other span and of its squares (`span + 1` values each).
     private let sums: UnsafeMutablePointer<Double>
@@ -146,17 +146,33 @@ struct LagEstimator: ~Copyable {
             squareSums[k + 1] = squareSums[k] + Double(value) * Double(value)
             k += 1
         }
+        // Every second lag first (an envelope's correlation peak is several frames wide), then the two
+        // neighbours of the best: 33 dot products instead of 61 for ±30 frames. Lags not computed read −1.
         let lags = 2 * maxLag + 1
-        let n = Double(window)
         var lag = 0
         while lag < lags {
-            let sxy = Self.dot(reference, other + lag, count: window)
-            let s = sums[lag + window] - sums[lag]
-            let syy = squareSums[lag + window] - squareSums[lag] - s * s / n
-            correlations[lag] = syy > 0.05 * n ? sxy / (sxx * Float(syy)).squareRoot() : 0
+            correlations[lag] = lag % 2 == 0 ? correlation(at: lag, sxx: sxx) : -1
             lag += 1
         }
+        var best = 0
+        lag = 2
+        while lag < lags {
+            if correlations[lag] > correlations[best] { best = lag }
+            lag += 2
+        }
+        if best > 0 { correlations[best - 1] = correlation(at: best - 1, sxx: sxx) }
+        if best + 1 < lags { correlations[best + 1] = correlation(at: best + 1, sxx: sxx) }
         return true
+    }
+
+    /// The correlation of the reference with the other span's window starting at `lag` (an index).
+    @inline(__always)
+    private func correlation(at lag: Int, sxx: Float) -> Float {
+        let n = Double(window)
+        let sxy = Self.dot(reference, other + lag, count: window)
+        let s = sums[lag + window] - sums[lag]
+        let syy = squareSums[lag + window] - squareSums[lag] - s * s / n
+        return syy > 0.05 * n ? sxy / (sxx * Float(syy)).squareRoot() : 0
     }
 
     /// Σ a[i]·b[i] over `count` values, a multiple of 8: two SIMD8 accumulators.

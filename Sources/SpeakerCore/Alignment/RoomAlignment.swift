@@ -20,7 +20,7 @@ struct StreamAlignment {
         /// The frame of the last measurement (the least recent entry makes room for a new source).
         var lastFrame = 0
 
-        static let kept = 5
+        static let kept = 7
 
         /// Adds a measurement and updates `lag`.
         mutating func add(_ value: Float) {
@@ -138,10 +138,12 @@ final class RoomAlignment {
     private let leakLag: Float
     /// `configuration.tolerance` in frames.
     private let tolerance: Float
-    /// A source's lag is the median of its last measurements once `agreeing` of them lie within
-    /// `agreeFrames` of it.
+    /// A source's lag is the median of its last measurements (`SourceLag.kept`, 7) once `agreeing` of them
+    /// lie within `agreeFrames` of it (4 of 7 against 3 of 5: fewer spurious waits on aligned streams).
     static let agreeFrames: Float = 1.5
-    static let agreeing = 3
+    static let agreeing = 4
+    /// After a measurement that found no clear lag, the next comes this many intervals later.
+    static let backoff = 4
     /// dB by which the source's envelope must be louder than its leaked copy's.
     static let sourceMargin: Float = 6
 
@@ -190,7 +192,12 @@ final class RoomAlignment {
             let estimate = estimator.estimate(
                 reference: source.history, other: other.history,
                 minimumCorrelation: configuration.correlation, distinctness: configuration.distinctness)
-        else { return }
+        else {
+            // Nothing clear (streams that do not hear each other, or talk at once): try again later, so
+            // that a room of remote participants pays a quarter of the measuring.
+            countdown = Self.backoff * configuration.interval
+            return
+        }
         // The louder of the two carries the voice as spoken; the other a leaked copy. Similar levels say
         // neither (two people, or one voice heard alike by two microphones): no measurement.
         if estimate.referenceLouder >= Self.sourceMargin {

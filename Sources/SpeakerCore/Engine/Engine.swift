@@ -437,6 +437,7 @@ public final class Engine {
     }
 
     private func analyze(_ channel: StreamChannel, with analyzer: SpectralAnalyzer) {
+        channel.talker.history.prefetchNextSlot()
         if let source = channel.source {
             let tick = ticks
             channel.pending.withUnsafeMutableBufferPointer { source.read(tick: tick, into: $0) }
