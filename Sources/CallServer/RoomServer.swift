@@ -157,6 +157,8 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
     public var mediaLoopBehind: Double { media.secondsBehind }
     /// Browsers' WebRTC sessions open now (answered, not yet closed).
     public var webRTCSessionCount: Int { webRTC.count }
+    /// The browsers' sessions (for tests: `openGate`, `outcomes`).
+    var webRTCSessions: WebRTCSessions { webRTC }
     /// Audio hops (10 ms of one participant) the recording dropped because its writer was behind.
     public var droppedRecordingHops: Int { recorder?.droppedHops ?? 0 }
 
