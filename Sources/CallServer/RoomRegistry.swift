@@ -79,6 +79,8 @@ struct RoomRegistry {
         var located = false
         /// The connection's WebRTC session (`offer`), if any.
         var webRTC: WebRTCPhase?
+        /// The relay socket of the connection's answered WebRTC session: a socket of the server.
+        var relay: MediaEndpoint?
         /// The server's candidates found while the offer is being answered: sent after `answer`.
         var heldCandidates: [ICECandidate] = []
         var lastSeen: Double
@@ -303,15 +305,19 @@ struct RoomRegistry {
     /// The connection's offer was answered; its session's packets reach the media loop from
     /// `endpoint`, where the room's audio is forwarded to it. The answer is sent, then the candidates
     /// held meanwhile. A connection that left meanwhile gets nothing, and its session is closed.
-    mutating func webRTCAnswered(_ connection: ConnectionID, answer: String, endpoint: MediaEndpoint) -> [Effect] {
+    mutating func webRTCAnswered(_ connection: ConnectionID, answer: String, endpoint: MediaEndpoint, mixSSRC: SSRC? = nil) -> [Effect] {
         guard let state = connections[connection], state.webRTC == .answering, let roomID = state.room, let id = state.participant,
             let member = rooms[roomID]?.participant(id)
         else { return [.webRTC(.close(connection))] }
         connections[connection]?.webRTC = .answered
+        connections[connection]?.relay = endpoint
         connections[connection]?.heldCandidates = []
         // A subscriber (no SSRC) only receives: nothing it sends is accepted.
         let sender = member.info.ssrc.map { _ in MediaSource(host: endpoint.host, port: endpoint.port) }
-        return [.media(.bind(room: roomID, participant: id, sender: sender, receiver: endpoint)), .send(connection, .answer(sdp: answer))]
+        return [
+            .media(.bind(room: roomID, participant: id, sender: sender, receiver: endpoint, mixSSRC: mixSSRC)),
+            .send(connection, .answer(sdp: answer)),
+        ]
             + state.heldCandidates.map { .send(connection, .iceCandidate($0)) }
     }
 
@@ -345,6 +351,7 @@ struct RoomRegistry {
     private mutating func endWebRTC(_ connection: ConnectionID) -> [Effect] {
         guard connections[connection]?.webRTC != nil else { return [] }
         connections[connection]?.webRTC = nil
+        connections[connection]?.relay = nil
         connections[connection]?.heldCandidates = []
         return [.webRTC(.close(connection))]
     }
@@ -460,6 +467,11 @@ struct RoomRegistry {
             // The server would forward the room's audio to itself, and accept it again from there.
             return refuse(connection, CallError(.malformedMessage, "rtpPort \(rtpPort) is the server's own RTP port"))
         }
+        if let rtpPort, isRelaySocket(host: state.peerHost, port: rtpPort) {
+            // The room's audio would go into another member's browser (its relay takes only its mix, and
+            // the media loop gives a relay's address to its session alone; this says why at once).
+            return refuse(connection, CallError(.malformedMessage, "rtpPort \(rtpPort) is a socket of the server"))
+        }
 
         let publishes = claims.role.canPublish
         let ssrc = publishes ? newSSRC() : nil
@@ -552,6 +564,16 @@ struct RoomRegistry {
 
     /// True when datagrams sent to `host`:`port` would arrive on the server's own RTP socket. `host` is
     /// numeric (a peer's address or an ingest source as parsed); one that does not parse is not ours.
+    /// Whether `host`:`port` is the relay socket of an answered WebRTC session.
+    /// - Complexity: O(*n*) in the open connections.
+    private func isRelaySocket(host: String, port: Int) -> Bool {
+        guard let address = SocketAddress(host: host, port: port)?.unmapped else { return false }
+        return connections.values.contains { connection in
+            guard let relay = connection.relay else { return false }
+            return SocketAddress(host: relay.host, port: relay.port)?.unmapped == address
+        }
+    }
+
     private func isOwnRTPAddress(host: String, port: Int) -> Bool {
         guard port == rtpPort, let address = SocketAddress(host: host, port: port) else { return false }
         return settings.rtp.contains(address)

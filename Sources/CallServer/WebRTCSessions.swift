@@ -7,8 +7,9 @@ import Synchronization
 
 /// What `WebRTCSessions` reports back to the server, which hands it to the registry.
 enum WebRTCReport: Sendable {
-    /// The offer of `connection` was answered; the relay's socket is at `endpoint`.
-    case answered(ConnectionID, answer: String, endpoint: MediaEndpoint)
+    /// The offer of `connection` was answered; the relay's socket is at `endpoint`, and takes the mix with
+    /// `mixSSRC` only.
+    case answered(ConnectionID, answer: String, endpoint: MediaEndpoint, mixSSRC: SSRC)
     /// The offer was refused: a malformed SDP or no Opus audio (4007), or the pipeline failed (5000).
     case refused(ConnectionID, CallError)
     /// A local ICE candidate of the connection's session.
@@ -173,7 +174,7 @@ final class WebRTCSessions: Sendable {
             let answer = try opened.peer.answer(offer: offer)
             // A close queued meanwhile (it runs next on this queue) finds the relay here.
             entries.withLock { $0[connection]?.relay = opened }
-            report(.answered(connection, answer: answer, endpoint: opened.endpoint))
+            report(.answered(connection, answer: answer, endpoint: opened.endpoint, mixSSRC: opened.mixSSRC))
         } catch {
             relay?.close()
             let code: CallErrorCode = switch error {
