@@ -34,8 +34,11 @@ public struct MediaStatistics: Sendable, Equatable {
     public var wrongSource = 0
     /// Dropped: the publisher is muted.
     public var muted = 0
-    /// Dropped: not RTP, or malformed, or RTCP.
+    /// Dropped: not RTP, or malformed.
     public var malformed = 0
+    /// Skipped: RTCP on the RTP port (second byte 192–223, RFC 5761), which browsers and GStreamer send;
+    /// not parsed, not forwarded, not an error.
+    public var rtcp = 0
     /// Forwarding copies the kernel refused (full socket buffer).
     public var sendFailures = 0
     /// Mixed packets sent to WebRTC members (`WebRTCMix`: 20 ms each, one stream per member).
@@ -422,7 +425,11 @@ final class MediaLoop: @unchecked Sendable {
             counters.fromSelf += 1
             return
         }
-        guard !RTPPacket.isRTCP(bytes), case .packet(let packet) = RTPPacket.parse(bytes, audioLevelID: 1) else {
+        guard !RTPPacket.isRTCP(bytes) else {
+            counters.rtcp += 1
+            return
+        }
+        guard case .packet(let packet) = RTPPacket.parse(bytes, audioLevelID: 1) else {
             counters.malformed += 1
             return
         }
