@@ -75,6 +75,8 @@ struct RoomRegistry {
         var participant: ParticipantID?
         /// Set while the connection observes a room (it then has no `room` or `participant`).
         var observing: CallRoomID?
+        /// The participant id of the token it observes with.
+        var observer: ParticipantID?
         /// Several nodes: the cluster was asked where the connection's room lives (once per connection).
         var located = false
         /// The connection's WebRTC session (`offer`), if any.
@@ -560,10 +562,9 @@ struct RoomRegistry {
         guard let watched = connections[connection]?.observing else { return }
         rooms[watched]?.observers.removeAll { $0 == connection }
         connections[connection]?.observing = nil
+        connections[connection]?.observer = nil
     }
 
-    /// True when datagrams sent to `host`:`port` would arrive on the server's own RTP socket. `host` is
-    /// numeric (a peer's address or an ingest source as parsed); one that does not parse is not ours.
     /// Whether `host`:`port` is the relay socket of an answered WebRTC session.
     /// - Complexity: O(*n*) in the open connections.
     private func isRelaySocket(host: String, port: Int) -> Bool {
@@ -574,6 +575,8 @@ struct RoomRegistry {
         }
     }
 
+    /// True when datagrams sent to `host`:`port` would arrive on the server's own RTP socket. `host` is
+    /// numeric (a peer's address or an ingest source as parsed); one that does not parse is not ours.
     private func isOwnRTPAddress(host: String, port: Int) -> Bool {
         guard port == rtpPort, let address = SocketAddress(host: host, port: port) else { return false }
         return settings.rtp.contains(address)
@@ -655,22 +658,31 @@ struct RoomRegistry {
 
     /// The most observers one room has; more are refused (4004).
     static let maximumObservers = 64
+    /// The observer slots of a room one token (its participant id) may hold: a moderator's dashboard
+    /// finds the room's slots free however many tabs another token opens (issue 29: one took all 64).
+    static let maximumObserversPerToken = 4
 
     /// `observe`: the connection watches the room without taking part. Any valid token for the room
     /// admits, unless its participant was removed and is still banned (as for `join`).
     private mutating func observe(_ connection: ConnectionID, token: String, epochSeconds: Int) -> [Effect] {
         guard let state = connections[connection] else { return [] }
-        let roomID: CallRoomID, room: Room
+        let claims: AccessToken, roomID: CallRoomID, room: Room
         switch admission(of: connection, state, token: token, epochSeconds: epochSeconds) {
-        case .admitted(let admitted): (_, roomID, room) = admitted
+        case .admitted(let admitted): (claims, roomID, room) = admitted
         case .refused(let error): return refuse(connection, error)
         case .elsewhere(let roomID): return [.locate(connection, roomID, .observe(token: token))]
         }
         guard room.observers.count < Self.maximumObservers else {
             return refuse(connection, CallError(.roomFull, "room \(roomID) has \(Self.maximumObservers) observers already"))
         }
+        let observer = ParticipantID(claims.participantID)
+        guard room.observers.count(where: { connections[$0]?.observer == observer }) < Self.maximumObserversPerToken else {
+            let why = "\(observer) observes room \(roomID) from \(Self.maximumObserversPerToken) connections already"
+            return refuse(connection, CallError(.roomFull, why))
+        }
         rooms[roomID]!.observers.append(connection)
         connections[connection]?.observing = roomID
+        connections[connection]?.observer = observer
         let observed = ObservedRoom(roomID: roomID.rawValue, participants: room.participants.map(\.info), speakerID: room.speaker?.rawValue)
         return [.send(connection, .observing(observed))]
     }
