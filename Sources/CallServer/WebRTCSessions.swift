@@ -31,9 +31,9 @@ enum WebRTCReport: Sendable {
 /// cancels the connection's opens still waiting for their turn: work for a connection that has gone
 /// is not done. Each participant id of a room (what a token names) has at most
 /// `maximumOffersInFlight` opens queued or negotiating, across its connections; another offer is
-/// refused at once (4015), so one token cannot pile work up. Closing on the connection's queue also keeps `WebRTCPeer.close()` off webrtcbin's
-/// callback threads. Results go to `report` from those queues (answers, refusals) or from webrtcbin's
-/// threads (candidates, states).
+/// refused at once (4015), so one token cannot pile work up. Closing on the connection's queue also
+/// keeps `WebRTCPeer.close()` off webrtcbin's callback threads. Results go to `report` from those
+/// queues (answers, refusals) or from webrtcbin's threads (candidates, states).
 final class WebRTCSessions: Sendable {
     private let configuration: WebRTCConfiguration
     /// Where relays bind (numeric) and where the media loop's RTP socket is reached from there.
