@@ -88,6 +88,9 @@ final class WebRTCSessions: Sendable {
     /// Open sessions.
     var count: Int { entries.withLock { $0.values.count { $0.relay != nil } } }
 
+    /// The relay sockets of the open sessions (for tests).
+    var relayEndpoints: [MediaEndpoint] { entries.withLock { $0.values.compactMap { $0.relay?.endpoint } } }
+
     /// Carries out a registry command (on the connection's queue; returns at once).
     func perform(_ command: WebRTCCommand) {
         let connection = command.connection

@@ -77,4 +77,22 @@ struct WebRTCSessionsTests {
         #expect(Waiting.until { Self.answered(mallory) }, "\(mallory.messages)")
         #expect(server.webRTCSessionCount == 2)
     }
+
+    /// Issue 29: a client on the server's host joined room a with `rtpPort` set to a room-b browser's relay
+    /// socket, and that browser heard room a. Through a real server: the join is refused.
+    @Test func aJoinNamingABrowsersRelaySocketIsRefused() throws {
+        let server = try CallTestServer.server(rooms: ["a", "b"], iceHost: "127.0.0.1")
+        defer { server.stop() }
+        let listener = try RawCallClient(server, "listener", role: .subscriber, withoutMedia: true, room: "b")
+        try #require(Waiting.until { listener.joined })
+        listener.send(.offer(sdp: ChromiumOffer.audio))
+        try #require(Waiting.until { Self.answered(listener) }, "\(listener.messages)")
+        let relay = try #require(server.webRTCSessions.relayEndpoints.first)
+        let mallory = try RawCallClient(server, "mallory", rtpPort: relay.port, room: "a")
+        #expect(Waiting.until { mallory.errorCode != nil }, "\(mallory.messages)")
+        #expect(mallory.errorCode == .malformedMessage && !mallory.joined, "\(mallory.messages)")
+        // The same client with its own port joins.
+        let carol = try RawCallClient(server, "carol", room: "a")
+        #expect(Waiting.until { carol.joined })
+    }
 }
