@@ -2,9 +2,11 @@
 # Builds one libFuzzer target of the call protocol with AddressSanitizer and runs it:
 #   signal  Fuzz/SignalFuzzer.swift, the signalling decoders ClientMessage(json:) and ServerMessage(json:)
 #   token   Fuzz/TokenFuzzer.swift, the token verifier AccessToken.verify
-# Each is compiled with the CallProtocol sources into one module, linked with libcrypto.
+#   sdp     Fuzz/SDPFuzzer.swift, a browser's offer (OfferSummary, GStreamer's SDP parser) and candidates
+# signal and token are compiled with the CallProtocol sources into one module, linked with libcrypto;
+# sdp with CallWebRTC's offer and candidate readers, linked with GStreamer's SDP library.
 #
-#   tools/fuzz_call.sh signal|token [SECONDS | --runs N]      (default 60 s)
+#   tools/fuzz_call.sh signal|token|sdp [SECONDS | --runs N]      (default 60 s)
 #
 # The seeds in Fuzz/corpus-TARGET are read, never written; Fuzz/TARGET.dict is libFuzzer's dictionary
 # (JSON syntax and the protocol's names: Foundation's JSON parser is not instrumented, so libFuzzer
@@ -14,10 +16,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
-usage() { echo "usage: tools/fuzz_call.sh signal|token [SECONDS | --runs N]" >&2; exit 2; }
+usage() { echo "usage: tools/fuzz_call.sh signal|token|sdp [SECONDS | --runs N]" >&2; exit 2; }
 case "${1:-}" in
   signal) source=Fuzz/SignalFuzzer.swift; module=SignalFuzz ;;
   token) source=Fuzz/TokenFuzzer.swift; module=TokenFuzz ;;
+  sdp) source=Fuzz/SDPFuzzer.swift; module=SDPFuzz ;;
   *) usage ;;
 esac
 target=$1
@@ -32,8 +35,16 @@ dict=$PWD/Fuzz/$target.dict
 work=${FUZZ_DIR:-/tmp/activespeaker-fuzz-call}/$target
 mkdir -p "$work/corpus"
 # ld.gold warns about every AddressSanitizer helper symbol ("Cannot export local symbol"); kept in build.log.
+if [ "$target" = sdp ]; then
+  # CGStreamer's module map names the libraries; the headers come from pkg-config.
+  read -ra gst_flags <<<"$(pkg-config --cflags-only-I gstreamer-webrtc-1.0 gstreamer-sdp-1.0 | sed 's/-I/-Xcc -I/g')"
+  inputs=(-I Sources/CGStreamer "${gst_flags[@]}" "$source" Sources/CallWebRTC/OfferSummary.swift
+    Sources/CallWebRTC/ICECandidateSyntax.swift Sources/CallWebRTC/WebRTCError.swift)
+else
+  inputs=(-I Sources/CCrypto "$source" Sources/CallProtocol/*.swift -lcrypto)
+fi
 if ! swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name "$module" \
-  -I Sources/CCrypto "$source" Sources/CallProtocol/*.swift -lcrypto -o "$work/$target-fuzzer" >"$work/build.log" 2>&1; then
+  "${inputs[@]}" -o "$work/$target-fuzzer" >"$work/build.log" 2>&1; then
   cat "$work/build.log" >&2
   exit 1
 fi

@@ -34,8 +34,11 @@ public struct MediaStatistics: Sendable, Equatable {
     public var wrongSource = 0
     /// Dropped: the publisher is muted.
     public var muted = 0
-    /// Dropped: not RTP, or malformed, or RTCP.
+    /// Dropped: not RTP, or malformed.
     public var malformed = 0
+    /// Skipped: RTCP on the RTP port (second byte 192–223, RFC 5761), which browsers and GStreamer send;
+    /// not parsed, not forwarded, not an error.
+    public var rtcp = 0
     /// Forwarding copies the kernel refused (full socket buffer).
     public var sendFailures = 0
     /// Mixed packets sent to WebRTC members (`WebRTCMix`: 20 ms each, one stream per member).
@@ -93,6 +96,8 @@ public struct TickTimes: Sendable, Equatable {
 /// loop's own address is dropped before anything else (`fromSelf`). `RoomRegistry` refuses such a
 /// `join` earlier, with an error the client sees; this is the check that holds whatever the registry
 /// lets through, with the host's interface addresses listed afresh whenever a member names the RTP port.
+/// Nor does it forward one room's audio into another member's WebRTC relay: a relay's socket (`bind`)
+/// is its member's alone, so a member that named it, before or after, has no receiver (`refusedReceivers`).
 final class MediaLoop: @unchecked Sendable {
     // @unchecked Sendable: `engine`, `rooms`, `members`, the indexes and the buffers are touched only by
     // the loop's thread (after `start`); other threads use only `post`, `statistics`, `tickCount` and
@@ -111,6 +116,8 @@ final class MediaLoop: @unchecked Sendable {
         /// The bound sender; port 0 when any port of the host is accepted.
         var source: SocketAddress?
         var receiver: SocketAddress?
+        /// The receiver is a WebRTC relay's socket (`bind`): no other member may have it.
+        var relay = false
         var muted = false
         var stream: StreamID?
         var jitter: RTPStreamReceiver?
@@ -319,19 +326,32 @@ final class MediaLoop: @unchecked Sendable {
                 receiver: receiver.flatMap { SocketAddress(host: $0.host, port: $0.port) },
                 budget: RateBudget(rate: Self.packetRate, burst: Self.packetBurst, now: Double(ticks) / 100))
             member.receiver = acceptable(receiver: member.receiver)
+            // Nor may a new member name a bound relay's socket.
+            if let receiver = member.receiver, members.contains(where: { $0.relay && $0.receiver == receiver }) {
+                member.receiver = nil
+                counters.refusedReceivers += 1
+            }
             if let ssrc, sender != nil { publish(&member, ssrc: ssrc, in: mediaRoom) }
             members.append(member)
             reindex()
-        case .bind(let room, let participant, let sender, let receiver):
+        case .bind(let room, let participant, let sender, let receiver, let mixSSRC):
             guard let index = memberOfKey[MemberKey(room: room, participant: participant)], let mediaRoom = rooms[room] else { return }
             members[index].source = sender.flatMap { SocketAddress(host: $0.host, port: $0.port ?? 0) }
             members[index].receiver = acceptable(receiver: receiver.flatMap { SocketAddress(host: $0.host, port: $0.port) })
+            // A relay's socket is the server's: a member that named it (as its rtpPort) loses it.
+            members[index].relay = members[index].receiver != nil
+            if let relay = members[index].receiver {
+                for other in members.indices where other != index && members[other].receiver == relay {
+                    members[other].receiver = nil
+                    counters.refusedReceivers += 1
+                }
+            }
             if let ssrc = members[index].ssrc, sender != nil, members[index].stream == nil { publish(&members[index], ssrc: ssrc, in: mediaRoom) }
             // A WebRTC session hears the others mixed: its browser has one track from the server.
             if members[index].receiver == nil {
                 members[index].mix = nil
             } else if members[index].mix == nil {
-                members[index].mix = try? WebRTCMix(ssrc: UInt32.random(in: 1...UInt32.max))
+                members[index].mix = try? WebRTCMix(ssrc: mixSSRC?.rawValue ?? UInt32.random(in: 1...UInt32.max))
             }
             reindex()
         case .removeMember(let room, let participant):
@@ -405,7 +425,11 @@ final class MediaLoop: @unchecked Sendable {
             counters.fromSelf += 1
             return
         }
-        guard !RTPPacket.isRTCP(bytes), case .packet(let packet) = RTPPacket.parse(bytes, audioLevelID: 1) else {
+        guard !RTPPacket.isRTCP(bytes) else {
+            counters.rtcp += 1
+            return
+        }
+        guard case .packet(let packet) = RTPPacket.parse(bytes, audioLevelID: 1) else {
             counters.malformed += 1
             return
         }

@@ -42,6 +42,9 @@ struct Metrics {
                 name: "activespeaker_rtp_packets_dropped_total", help: "RTP packets dropped, by reason.", type: "counter",
                 samples: drops.map { (#"reason=""# + $0.0 + #"""#, Double($0.1)) }),
             Family(
+                name: "activespeaker_rtcp_packets_total", help: "RTCP packets on the RTP port (RFC 5761), skipped: not parsed, not forwarded.",
+                type: "counter", samples: [("", Double(media.rtcp))]),
+            Family(
                 name: "activespeaker_rtp_send_failures_total", help: "Forwarded copies the kernel refused.", type: "counter",
                 samples: [("", Double(media.sendFailures))]),
             Family(

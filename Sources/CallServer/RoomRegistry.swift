@@ -75,10 +75,14 @@ struct RoomRegistry {
         var participant: ParticipantID?
         /// Set while the connection observes a room (it then has no `room` or `participant`).
         var observing: CallRoomID?
+        /// The participant id of the token it observes with.
+        var observer: ParticipantID?
         /// Several nodes: the cluster was asked where the connection's room lives (once per connection).
         var located = false
         /// The connection's WebRTC session (`offer`), if any.
         var webRTC: WebRTCPhase?
+        /// The relay socket of the connection's answered WebRTC session: a socket of the server.
+        var relay: MediaEndpoint?
         /// The server's candidates found while the offer is being answered: sent after `answer`.
         var heldCandidates: [ICECandidate] = []
         var lastSeen: Double
@@ -303,15 +307,19 @@ struct RoomRegistry {
     /// The connection's offer was answered; its session's packets reach the media loop from
     /// `endpoint`, where the room's audio is forwarded to it. The answer is sent, then the candidates
     /// held meanwhile. A connection that left meanwhile gets nothing, and its session is closed.
-    mutating func webRTCAnswered(_ connection: ConnectionID, answer: String, endpoint: MediaEndpoint) -> [Effect] {
+    mutating func webRTCAnswered(_ connection: ConnectionID, answer: String, endpoint: MediaEndpoint, mixSSRC: SSRC? = nil) -> [Effect] {
         guard let state = connections[connection], state.webRTC == .answering, let roomID = state.room, let id = state.participant,
             let member = rooms[roomID]?.participant(id)
         else { return [.webRTC(.close(connection))] }
         connections[connection]?.webRTC = .answered
+        connections[connection]?.relay = endpoint
         connections[connection]?.heldCandidates = []
         // A subscriber (no SSRC) only receives: nothing it sends is accepted.
         let sender = member.info.ssrc.map { _ in MediaSource(host: endpoint.host, port: endpoint.port) }
-        return [.media(.bind(room: roomID, participant: id, sender: sender, receiver: endpoint)), .send(connection, .answer(sdp: answer))]
+        return [
+            .media(.bind(room: roomID, participant: id, sender: sender, receiver: endpoint, mixSSRC: mixSSRC)),
+            .send(connection, .answer(sdp: answer)),
+        ]
             + state.heldCandidates.map { .send(connection, .iceCandidate($0)) }
     }
 
@@ -345,6 +353,7 @@ struct RoomRegistry {
     private mutating func endWebRTC(_ connection: ConnectionID) -> [Effect] {
         guard connections[connection]?.webRTC != nil else { return [] }
         connections[connection]?.webRTC = nil
+        connections[connection]?.relay = nil
         connections[connection]?.heldCandidates = []
         return [.webRTC(.close(connection))]
     }
@@ -460,6 +469,11 @@ struct RoomRegistry {
             // The server would forward the room's audio to itself, and accept it again from there.
             return refuse(connection, CallError(.malformedMessage, "rtpPort \(rtpPort) is the server's own RTP port"))
         }
+        if let rtpPort, isRelaySocket(host: state.peerHost, port: rtpPort) {
+            // The room's audio would go into another member's browser (its relay takes only its mix, and
+            // the media loop gives a relay's address to its session alone; this says why at once).
+            return refuse(connection, CallError(.malformedMessage, "rtpPort \(rtpPort) is a socket of the server"))
+        }
 
         let publishes = claims.role.canPublish
         let ssrc = publishes ? newSSRC() : nil
@@ -548,6 +562,17 @@ struct RoomRegistry {
         guard let watched = connections[connection]?.observing else { return }
         rooms[watched]?.observers.removeAll { $0 == connection }
         connections[connection]?.observing = nil
+        connections[connection]?.observer = nil
+    }
+
+    /// Whether `host`:`port` is the relay socket of an answered WebRTC session.
+    /// - Complexity: O(*n*) in the open connections.
+    private func isRelaySocket(host: String, port: Int) -> Bool {
+        guard let address = SocketAddress(host: host, port: port)?.unmapped else { return false }
+        return connections.values.contains { connection in
+            guard let relay = connection.relay else { return false }
+            return SocketAddress(host: relay.host, port: relay.port)?.unmapped == address
+        }
     }
 
     /// True when datagrams sent to `host`:`port` would arrive on the server's own RTP socket. `host` is
@@ -633,22 +658,31 @@ struct RoomRegistry {
 
     /// The most observers one room has; more are refused (4004).
     static let maximumObservers = 64
+    /// The observer slots of a room one token (its participant id) may hold: a moderator's dashboard
+    /// finds the room's slots free however many tabs another token opens (issue 29: one took all 64).
+    static let maximumObserversPerToken = 4
 
     /// `observe`: the connection watches the room without taking part. Any valid token for the room
     /// admits, unless its participant was removed and is still banned (as for `join`).
     private mutating func observe(_ connection: ConnectionID, token: String, epochSeconds: Int) -> [Effect] {
         guard let state = connections[connection] else { return [] }
-        let roomID: CallRoomID, room: Room
+        let claims: AccessToken, roomID: CallRoomID, room: Room
         switch admission(of: connection, state, token: token, epochSeconds: epochSeconds) {
-        case .admitted(let admitted): (_, roomID, room) = admitted
+        case .admitted(let admitted): (claims, roomID, room) = admitted
         case .refused(let error): return refuse(connection, error)
         case .elsewhere(let roomID): return [.locate(connection, roomID, .observe(token: token))]
         }
         guard room.observers.count < Self.maximumObservers else {
             return refuse(connection, CallError(.roomFull, "room \(roomID) has \(Self.maximumObservers) observers already"))
         }
+        let observer = ParticipantID(claims.participantID)
+        guard room.observers.count(where: { connections[$0]?.observer == observer }) < Self.maximumObserversPerToken else {
+            let why = "\(observer) observes room \(roomID) from \(Self.maximumObserversPerToken) connections already"
+            return refuse(connection, CallError(.roomFull, why))
+        }
         rooms[roomID]!.observers.append(connection)
         connections[connection]?.observing = roomID
+        connections[connection]?.observer = observer
         let observed = ObservedRoom(roomID: roomID.rawValue, participants: room.participants.map(\.info), speakerID: room.speaker?.rawValue)
         return [.send(connection, .observing(observed))]
     }

@@ -157,6 +157,8 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
     public var mediaLoopBehind: Double { media.secondsBehind }
     /// Browsers' WebRTC sessions open now (answered, not yet closed).
     public var webRTCSessionCount: Int { webRTC.count }
+    /// The browsers' sessions (for tests: `openGate`, `outcomes`).
+    var webRTCSessions: WebRTCSessions { webRTC }
     /// Audio hops (10 ms of one participant) the recording dropped because its writer was behind.
     public var droppedRecordingHops: Int { recorder?.droppedHops ?? 0 }
 
@@ -234,7 +236,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
                 log(.participantJoined(room: room, participant: participant, ssrc: ssrc))
             case .removeMember(let room, let participant): log(.participantLeft(room: room, participant: participant))
             case .setMuted(let room, let participant, let muted): log(.micMuted(room: room, participant: participant, muted: muted))
-            case .bind(let room, let participant, _, _): log(.webRTC(room: room, participant: participant, event: "answered"))
+            case .bind(let room, let participant, _, _, _): log(.webRTC(room: room, participant: participant, event: "answered"))
             }
         }
     }
@@ -266,8 +268,8 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
 
     private func webRTCReported(_ report: WebRTCReport) {
         switch report {
-        case .answered(let connection, let answer, let endpoint):
-            decide { $0.webRTCAnswered(connection, answer: answer, endpoint: endpoint) }
+        case .answered(let connection, let answer, let endpoint, let mixSSRC):
+            decide { $0.webRTCAnswered(connection, answer: answer, endpoint: endpoint, mixSSRC: mixSSRC) }
         case .refused(let connection, let error): decide { $0.webRTCRefused(connection, error) }
         case .localCandidate(let connection, let candidate): decide { $0.webRTCLocalCandidate(connection, candidate) }
         case .candidateRefused(let connection, let error): decide { $0.webRTCCandidateRefused(connection, error) }

@@ -41,8 +41,10 @@ enum MediaCommand: Equatable, Sendable {
     case addMember(room: CallRoomID, participant: ParticipantID, ssrc: SSRC?, sender: MediaSource?, receiver: MediaEndpoint?)
     case removeMember(room: CallRoomID, participant: ParticipantID)
     /// A member's media addresses change: a WebRTC session's relay socket now sends (`sender`, for a
-    /// publisher) and receives forwarded audio (`receiver`). Its mute state stays.
-    case bind(room: CallRoomID, participant: ParticipantID, sender: MediaSource?, receiver: MediaEndpoint?)
+    /// publisher) and receives the mix of the others (`receiver`), with `mixSSRC`, the only SSRC the
+    /// relay passes on. The receiver is the member's alone: another member that named it loses it. Its
+    /// mute state stays.
+    case bind(room: CallRoomID, participant: ParticipantID, sender: MediaSource?, receiver: MediaEndpoint?, mixSSRC: SSRC?)
     /// A publisher's packets are dropped while muted (its audio stream disabled counts as muted).
     case setMuted(room: CallRoomID, participant: ParticipantID, muted: Bool)
 }

@@ -14,9 +14,12 @@ import Synchronization
 ///   these packets like any publisher's, decodes them for the engine and forwards them. A subscriber
 ///   (no SSRC) sends nothing.
 /// - Out: the media loop sends the relay's socket one stream, the room's other publishers mixed
-///   (`WebRTCMix`); should it have no mix for the member (libopus refused an encoder), it forwards their
-///   packets as to any member's `rtpPort`. The relay's thread takes the datagrams that come from the
-///   media loop's address (others are dropped), lets `ForwardedSourceSelector` pass one source at a
+///   (`WebRTCMix`) under `mixSSRC`, which the relay chose; the relay passes on nothing else (issue 29: a
+///   member of another room that named the relay's socket as its `rtpPort` had its room's audio
+///   forwarded into this browser). Should the loop have no mix for the member (libopus refused an
+///   encoder), it forwards the others' packets, which the relay drops: the browser hears nothing. The
+///   relay's thread takes the datagrams that come from the media loop's address with the mix's SSRC
+///   (others are dropped and counted in `refused`), lets `ForwardedSourceSelector` pass one source at a
 ///   time (the mix is the only one), and hands its packets to `peer.send(rtp:)` (which gives them the
 ///   session's own SSRC and sequence).
 ///
@@ -27,6 +30,10 @@ final class WebRTCRelay: Sendable {
     let peer: WebRTCPeer
     /// Where the relay's socket is bound: the media binding's sender and receiver.
     let endpoint: MediaEndpoint
+    /// The SSRC of the mix the media loop sends this relay: the only one passed to the browser.
+    let mixSSRC = SSRC(UInt32.random(in: 1...UInt32.max))
+    /// Datagrams from the media loop's address passed to the peer, and dropped for another SSRC (or not RTP).
+    let relayed = Atomic<Int>(0), refused = Atomic<Int>(0)
     private let socket: UDPSocket
     private let stopFlag = Atomic<Bool>(false)
     private let running = DispatchGroup()
@@ -100,9 +107,13 @@ final class WebRTCRelay: Sendable {
             while let count = socket.receive(into: buffer, from: &source) {
                 guard source.unmapped == mediaLoop.unmapped else { continue }
                 let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
-                guard case .packet(let packet) = RTPPacket.parse(bytes, audioLevelID: 1) else { continue }
+                guard case .packet(let packet) = RTPPacket.parse(bytes, audioLevelID: 1), packet.ssrc == mixSSRC.rawValue else {
+                    refused.add(1, ordering: .relaxed)
+                    continue
+                }
                 let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
                 guard selector.admits(ssrc: packet.ssrc, dBov: packet.audioLevel.map { Double($0.dBov) }, now: now) else { continue }
+                relayed.add(1, ordering: .relaxed)
                 peer.send(rtp: Array(bytes))
             }
         }

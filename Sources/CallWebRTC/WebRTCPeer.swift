@@ -52,13 +52,20 @@ public final class WebRTCPeer: Sendable {
         try core.answer(offer: sdp, timeout: timeout)
     }
 
+    /// The remote candidates a peer takes, before and after the answer together. libnice checks each
+    /// (STUN requests to the address and port it names), so their number is bounded.
+    public static let maximumRemoteCandidates = 32
+
     /// Adds one of the browser's ICE candidates. Candidates that come before the offer are kept and
-    /// added after it; an empty candidate (end of candidates) is ignored.
+    /// added after it; an empty candidate (end of candidates) is ignored, and so is one whose address is
+    /// not a numeric IP address (an mDNS `….local` name, any host name): webrtcbin would resolve it
+    /// through the system resolver. The browser's checks reach the server's own candidates anyway
+    /// (peer-reflexive candidates).
     /// - Parameters:
     ///   - candidate: `candidate:…`, with or without `a=`.
     ///   - sdpMLineIndex: the m-line it belongs to.
-    /// - Throws: `.candidate` for a candidate that is not RFC 8839 syntax or an m-line the offer lacks;
-    ///   `.pipeline` after `close()`.
+    /// - Throws: `.candidate` for a candidate that is not RFC 8839 syntax, an m-line the offer lacks, or
+    ///   one past `maximumRemoteCandidates`; `.pipeline` after `close()`.
     public func addCandidate(_ candidate: String, sdpMLineIndex: Int) throws(WebRTCError) {
         try core.addCandidate(candidate, sdpMLineIndex: sdpMLineIndex)
     }
@@ -71,6 +78,9 @@ public final class WebRTCPeer: Sendable {
     public func send(rtp: [UInt8]) {
         core.send(rtp)
     }
+
+    /// The remote candidates handed to webrtcbin so far (for tests).
+    var candidatesAdded: Int { core.candidatesAdded }
 
     /// Stops the pipeline (its threads end before this returns) and releases it. Idempotent. Not from
     /// within a callback.
@@ -111,6 +121,19 @@ final class PeerCore: @unchecked Sendable {
         var failureReported = false
         /// Probes on webrtcbin's source pads, removed by `close()`.
         var probes: [(pad: GstPointer<GstPad>, id: UInt)] = []
+        /// Remote candidates taken (added or kept for after the answer).
+        var remoteCandidates = 0
+        /// Remote candidates handed to webrtcbin.
+        var candidatesAdded = 0
+
+        /// Counts one more remote candidate.
+        /// - Throws: `.candidate` past `WebRTCPeer.maximumRemoteCandidates`.
+        mutating func countRemoteCandidate() throws(WebRTCError) {
+            guard remoteCandidates < WebRTCPeer.maximumRemoteCandidates else {
+                throw .candidate("more than \(WebRTCPeer.maximumRemoteCandidates) candidates")
+            }
+            remoteCandidates += 1
+        }
     }
 
     let callbacks: PeerCallbacks
@@ -208,7 +231,7 @@ final class PeerCore: @unchecked Sendable {
                 defer { state.pendingCandidates = [] }
                 return state.pendingCandidates
             }
-            for (candidate, index) in pending { try? addCandidate(candidate, sdpMLineIndex: index) }
+            for (candidate, index) in pending { try? add(candidate, sdpMLineIndex: index, counted: true) }
             return answer
         } catch {
             state.withLock { $0.phase = .failed }
@@ -316,6 +339,13 @@ final class PeerCore: @unchecked Sendable {
     func addCandidate(_ candidate: String, sdpMLineIndex: Int) throws(WebRTCError) {
         let attribute = try ICECandidateSyntax.check(candidate).get()
         guard sdpMLineIndex >= 0 else { throw .candidate("negative m-line index \(sdpMLineIndex)") }
+        // The end of candidates, and a name (mDNS or other) that webrtcbin would resolve: nothing to add.
+        guard !attribute.text.isEmpty, attribute.hasIPAddress else { return }
+        try add(attribute.text, sdpMLineIndex: sdpMLineIndex)
+    }
+
+    /// Adds (or, before the answer, keeps) a checked candidate with a numeric address, counting it.
+    private func add(_ attribute: String, sdpMLineIndex: Int, counted: Bool = false) throws(WebRTCError) {
         let ready = try state.withLock { state throws(WebRTCError) -> Bool in
             guard !state.closed else { throw .pipeline("the peer is closed") }
             switch state.phase {
@@ -323,18 +353,23 @@ final class PeerCore: @unchecked Sendable {
                 guard sdpMLineIndex < summary.mediaCount else {
                     throw .candidate("m-line index \(sdpMLineIndex), but the offer has \(summary.mediaCount) m-lines")
                 }
+                if !counted { try state.countRemoteCandidate() }
+                state.candidatesAdded += 1
                 return true
             case .waitingForOffer, .answering:
-                if !attribute.isEmpty { state.pendingCandidates.append((attribute, sdpMLineIndex)) }
+                try state.countRemoteCandidate()
+                state.pendingCandidates.append((attribute, sdpMLineIndex))
                 return false
             case .failed:
                 throw .pipeline("negotiation failed")
             }
         }
-        guard ready, !attribute.isEmpty, let webrtc = referencedWebRTC() else { return }
+        guard ready, let webrtc = referencedWebRTC() else { return }
         defer { gst_object_unref(webrtc) }
         cgst_webrtc_add_ice_candidate(webrtc, UInt32(sdpMLineIndex), attribute)
     }
+
+    var candidatesAdded: Int { state.withLock { $0.candidatesAdded } }
 
     func send(_ rtp: [UInt8]) {
         state.withLock { state in

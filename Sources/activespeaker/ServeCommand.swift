@@ -272,6 +272,7 @@ struct ServeCommand: Command {
         line.add("wrongSource", statistics.wrongSource)
         line.add("muted", statistics.muted)
         line.add("malformed", statistics.malformed)
+        line.add("rtcp", statistics.rtcp)
         line.add("fromSelf", statistics.fromSelf)
         line.add("refusedReceivers", statistics.refusedReceivers)
         line.add("oversized", statistics.oversized)

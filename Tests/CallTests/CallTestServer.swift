@@ -10,16 +10,16 @@ import Synchronization
 enum CallTestServer {
     static let secret = TokenSecret("end-to-end-test-secret-01")!
 
-    /// Starts a server with the one room `room`; the caller stops it.
+    /// Starts a server with the one room `room` (or `rooms`); the caller stops it.
     static func server(
-        clientTimeout: Double = 15, recordingDirectory: String? = nil, iceHost: String? = nil,
+        rooms: [String] = ["room"], clientTimeout: Double = 15, recordingDirectory: String? = nil, iceHost: String? = nil,
         engine: EngineConfiguration = EngineConfiguration(), log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws -> RoomServer {
         var configuration = RoomServerConfiguration()
         configuration.iceHost = iceHost
         configuration.port = 0
         configuration.secret = secret
-        configuration.rooms = ["room"]
+        configuration.rooms = rooms
         configuration.clientTimeout = clientTimeout
         configuration.recordingDirectory = recordingDirectory
         configuration.engine = engine
@@ -78,12 +78,13 @@ final class RawCallClient: Sendable {
     /// - Parameters:
     ///   - withoutMedia: Join without `rtpPort`, as the meeting page does before its WebRTC `offer`.
     ///   - token: Another token than `participant`'s for `room`.
+    ///   - room: The room to join (the server's rooms: `CallTestServer.server(rooms:)`).
     init(
         _ server: RoomServer, _ participant: String, role: Role = .publisher, rtpPort: Int? = nil, withoutMedia: Bool = false,
-        token: String? = nil
+        token: String? = nil, room: String = "room"
     ) throws {
         media = try UDPSocket(address: "127.0.0.1:0")
-        webSocket = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal?room=room")
+        webSocket = try WebSocketClient(url: "ws://127.0.0.1:\(server.port)/v1/signal?room=\(room)")
         webSocket.setHandler(
             message: { [inbox] text in
                 guard let message = try? ServerMessage(json: text) else { return }
@@ -92,7 +93,7 @@ final class RawCallClient: Sendable {
             closed: { _, _ in })
         try webSocket.connect(timeout: 10)
         let port = withoutMedia ? nil : rtpPort ?? media.port
-        webSocket.send(ClientMessage.join(token: token ?? CallTestServer.token(participant, role: role), mic: false, webcam: false, rtpPort: port).json)
+        webSocket.send(ClientMessage.join(token: token ?? CallTestServer.token(participant, role: role, room: room), mic: false, webcam: false, rtpPort: port).json)
     }
 
     /// Every message received so far, in order.

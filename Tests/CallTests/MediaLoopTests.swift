@@ -29,7 +29,7 @@ import TestSupport
         func tickEnded(ticks: Int) {
             let statistics = loop.withLock { $0?.statistics } ?? MediaStatistics()
             let datagrams = statistics.accepted + statistics.unknownSSRC + statistics.wrongSource + statistics.muted
-                + statistics.malformed + statistics.fromSelf + statistics.oversized + statistics.overBudget
+                + statistics.malformed + statistics.rtcp + statistics.fromSelf + statistics.oversized + statistics.overBudget
             state.withLock { state in
                 state.mostInOneTick = max(state.mostInOneTick, datagrams - state.datagrams)
                 state.datagrams = datagrams

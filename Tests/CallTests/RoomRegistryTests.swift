@@ -436,6 +436,21 @@ import Testing
         #expect(RoomRegistryTests.errorCode(effects, to: 9) == .roomClosed && RoomRegistryTests.closes(effects, 9))
     }
 
+    /// Issue 29: one token took every observer slot of a room, and a moderator's dashboard then got 4004.
+    @Test mutating func oneTokenHoldsAtMostFourObserverSlots() {
+        let viewer = RoomRegistryTests.token("viewer", role: .subscriber)
+        for number in 1...RoomRegistry.maximumObserversPerToken {
+            #expect(RoomRegistryTests.errorCode(observe(ConnectionID(rawValue: 100 + number), viewer), to: ConnectionID(rawValue: 100 + number)) == nil)
+        }
+        let extra = observe(200, viewer)
+        #expect(RoomRegistryTests.errorCode(extra, to: 200) == .roomFull && RoomRegistryTests.closes(extra, 200), "\(extra)")
+        // Another token still finds a slot; one of the viewer's closing frees one for it.
+        #expect(RoomRegistryTests.errorCode(observe(300, RoomRegistryTests.token("moderator", role: .moderator)), to: 300) == nil)
+        _ = test.registry.closed(101)
+        #expect(RoomRegistryTests.errorCode(observe(201, viewer), to: 201) == nil)
+        #expect(test.registry.room("room")?.observers.count == RoomRegistry.maximumObserversPerToken + 1)
+    }
+
     @Test mutating func badTokensAndOtherRoomsAreRefused() {
         #expect(RoomRegistryTests.errorCode(observe(9, "garbage"), to: 9) == .invalidToken)
         #expect(RoomRegistryTests.errorCode(observe(8, RoomRegistryTests.token("v", room: "elsewhere")), to: 8) == .wrongRoom)

@@ -1,5 +1,6 @@
 import CallServer
 import Foundation
+import SpeakerIO
 import TestSupport
 import CallTransport
 import Testing
@@ -116,6 +117,25 @@ import Testing
         #expect(type("activespeaker_media_tick_seconds{quantile=0.5}") == "summary")
         #expect(median > 0 && median <= worst && worst < 10)
         #expect((value("activespeaker_media_tick_seconds_count") ?? 0) >= 100)
+    }
+
+    /// Issue 29: RTCP on the RTP port was counted as `malformed` although it is skipped.
+    @Test func rtcpIsCountedApartFromMalformedDatagrams() async throws {
+        let server = try CallTestServer.server()
+        defer { server.stop() }
+        let sender = try UDPSocket(address: "127.0.0.1:0")
+        let rtp = try #require(SocketAddress(host: "127.0.0.1", port: server.rtpPort))
+        // A sender report, a receiver report and an SDES (payload types 200, 201, 202), then one datagram that is not RTP.
+        let datagrams: [[UInt8]] = [
+            [0x80, 200, 0, 6] + [UInt8](repeating: 1, count: 24), [0x80, 201, 0, 1, 0, 0, 0, 7],
+            [0x81, 202, 0, 2, 0, 0, 0, 7, 1, 1, 0x41, 0], [0x12, 0x34, 0x56],
+        ]
+        for datagram in datagrams { #expect(datagram.withUnsafeBytes { sender.send($0, to: rtp) }) }
+        #expect(await Waiting.until { let s = server.mediaStatistics; return s.rtcp + s.malformed == 4 }, "\(server.mediaStatistics)")
+        #expect(server.mediaStatistics.rtcp == 3 && server.mediaStatistics.malformed == 1)
+        let page = String(decoding: server.handle(HTTPRequest(method: "GET", path: "/metrics"), from: PeerAddress(host: "127.0.0.1", port: 50000)).body, as: UTF8.self)
+        #expect(page.contains("\nactivespeaker_rtcp_packets_total 3\n"), "\(page)")
+        #expect(page.contains("\nactivespeaker_rtp_packets_dropped_total{reason=\"malformed\"} 1\n"), "\(page)")
     }
 
     /// Ready once the media loop's thread runs its clock (a moment after `start`), not once stopped.

@@ -78,7 +78,7 @@ import TestSupport
         loop.post(.addMember(room: "room", participant: "browser", ssrc: 1003, sender: nil, receiver: nil))
         loop.post(.bind(
             room: "room", participant: "browser", sender: MediaSource(host: "127.0.0.1", port: browserVoice.port),
-            receiver: MediaEndpoint(host: "127.0.0.1", port: browser.port)))
+            receiver: MediaEndpoint(host: "127.0.0.1", port: browser.port), mixSSRC: nil))
         loop.start()
         defer { _ = MediaLoopTests.stop(loop, within: 10) }
 
@@ -124,5 +124,53 @@ import TestSupport
         #expect(Set(forwarded.map(\.0.ssrc)) == [1001, 1002, 1003], "\(Set(forwarded.map(\.0.ssrc)))")
         #expect(loop.statistics.mixed >= 110)
         print("measured: mix of 2 s, mean squares alice (500 Hz) \(a), bob (1300 Hz) \(b), own voice (2100 Hz) \(own), 900 Hz \(between)")
+    }
+
+    /// Issue 29: a member of room a that named a room-b browser's relay socket as its `rtpPort` had room
+    /// a's audio forwarded into that browser.
+    @Test("A relay's socket is its session's alone: a member of another room that names it, before or after the bind, gets nothing there")
+    func aRelaySocketIsItsSessionsAlone() throws {
+        let watcher = MediaLoopTests.Watcher()
+        let early = try UDPSocket(address: "127.0.0.1:0"), late = try UDPSocket(address: "127.0.0.1:0")
+        let alice = try RTPAudioSender(localAddress: "127.0.0.1:0", ssrc: 1001)
+        let loop = try MediaLoop(
+            socket: UDPSocket(address: "127.0.0.1:0"), configuration: EngineConfiguration(), levelInterval: 0.2, recordsAudio: false,
+            delegate: watcher)
+        watcher.loop.withLock { $0 = loop }
+        func endpoint(_ socket: UDPSocket) -> MediaEndpoint { MediaEndpoint(host: "127.0.0.1", port: socket.port) }
+        loop.post(.openRoom(room: "a"))
+        loop.post(.openRoom(room: "b"))
+        loop.post(.addMember(room: "a", participant: "alice", ssrc: 1001, sender: MediaSource(host: "127.0.0.1", port: alice.port), receiver: nil))
+        // mallory names the socket before the browser's relay is bound to it, eve after.
+        loop.post(.addMember(room: "a", participant: "mallory", ssrc: nil, sender: nil, receiver: endpoint(early)))
+        for (browser, socket, mix) in [("browser1", early, SSRC(501)), ("browser2", late, SSRC(502))] {
+            loop.post(.addMember(room: "b", participant: ParticipantID(browser), ssrc: nil, sender: nil, receiver: nil))
+            loop.post(.bind(room: "b", participant: ParticipantID(browser), sender: nil, receiver: endpoint(socket), mixSSRC: mix))
+        }
+        loop.post(.addMember(room: "a", participant: "eve", ssrc: nil, sender: nil, receiver: endpoint(late)))
+        loop.start()
+        defer { _ = MediaLoopTests.stop(loop, within: 10) }
+
+        // 1 s of alice's tone in room a, at the pace of a real sender.
+        let server = loop.socket.localAddress
+        var first: [(RTPPacket, [UInt8])] = [], second: [(RTPPacket, [UInt8])] = []
+        let started = DispatchTime.now().uptimeNanoseconds
+        for index in 0..<50 {
+            _ = try Self.frame(index, frequency: 500).withUnsafeBufferPointer { try alice.send(frame: $0, to: server) }
+            Self.drain(early, into: &first)
+            Self.drain(late, into: &second)
+            let next = started + UInt64(index + 1) * 20_000_000, now = DispatchTime.now().uptimeNanoseconds
+            if next > now { usleep(useconds_t((next - now) / 1000)) }
+        }
+        #expect(Waiting.until { loop.statistics.accepted >= 45 }, "alice's packets were not taken: \(loop.statistics.accepted)")
+        // Each browser's socket gets its own room's mix (silence) and nothing of room a.
+        #expect(Waiting.until {
+            Self.drain(early, into: &first)
+            Self.drain(late, into: &second)
+            return first.count >= 50 && second.count >= 50
+        }, "mix packets: \(first.count), \(second.count)")
+        #expect(Set(first.map(\.0.ssrc)) == [501], "\(Set(first.map(\.0.ssrc)))")
+        #expect(Set(second.map(\.0.ssrc)) == [502], "\(Set(second.map(\.0.ssrc)))")
+        #expect(loop.statistics.refusedReceivers == 2)
     }
 }

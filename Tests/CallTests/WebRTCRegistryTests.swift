@@ -37,7 +37,7 @@ import Testing
         let answered = base.registry.webRTCAnswered(1, answer: "v=0 answer", endpoint: Self.relay)
         let source = MediaSource(host: "127.0.0.1", port: 47000)
         #expect(answered == [
-            .media(.bind(room: "room", participant: "alice", sender: source, receiver: Self.relay)),
+            .media(.bind(room: "room", participant: "alice", sender: source, receiver: Self.relay, mixSSRC: nil)),
             .send(1, .answer(sdp: "v=0 answer")), .send(1, .iceCandidate(Self.candidate)),
         ])
         #expect(base.registry.webRTCLocalCandidate(1, Self.candidate) == [.send(1, .iceCandidate(Self.candidate))])
@@ -48,7 +48,24 @@ import Testing
     @Test mutating func aSubscriberOnlyReceives() {
         _ = offer(1, "viewer", role: .subscriber)
         let answered = base.registry.webRTCAnswered(1, answer: "a", endpoint: Self.relay)
-        #expect(answered.first == .media(.bind(room: "room", participant: "viewer", sender: nil, receiver: Self.relay)))
+        #expect(answered.first == .media(.bind(room: "room", participant: "viewer", sender: nil, receiver: Self.relay, mixSSRC: nil)))
+    }
+
+    /// Issue 29: a client on the server's host joined with `rtpPort` set to another member's relay socket,
+    /// and its room's audio went into that browser.
+    @Test mutating func aJoinNamingARelaySocketIsRefusedWhileTheSessionLasts() {
+        _ = offer(1, "alice")
+        let answered = base.registry.webRTCAnswered(1, answer: "a", endpoint: Self.relay, mixSSRC: 77)
+        #expect(answered.first == .media(.bind(
+            room: "room", participant: "alice", sender: MediaSource(host: "127.0.0.1", port: 47000), receiver: Self.relay, mixSSRC: 77)))
+        let refused = base.join(2, RoomRegistryTests.token("mallory"), rtpPort: Self.relay.port)
+        #expect(RoomRegistryTests.errorCode(refused, to: 2) == .malformedMessage && RoomRegistryTests.closes(refused, 2), "\(refused)")
+        // From another host the same port is another socket; once alice leaves it is no longer the server's.
+        let elsewhere = base.join(3, RoomRegistryTests.token("carol"), rtpPort: Self.relay.port, peerHost: "192.0.2.7")
+        #expect(RoomRegistryTests.errorCode(elsewhere, to: 3) == nil, "\(elsewhere)")
+        _ = send(1, .leave)
+        let later = base.join(4, RoomRegistryTests.token("dave"), rtpPort: Self.relay.port)
+        #expect(RoomRegistryTests.errorCode(later, to: 4) == nil, "\(later)")
     }
 
     @Test mutating func offersAndCandidatesOutOfOrderAreRefusedAndTheRoomStays() {

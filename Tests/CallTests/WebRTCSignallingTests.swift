@@ -85,6 +85,41 @@ struct WebRTCSignallingTests {
         #expect(bob.errors.isEmpty)
     }
 
+    /// Issue 29: `a=extmap:/ …` (or `//`) killed the process in `OfferSummary`; offers with many m-lines
+    /// made webrtcbin build a transport (threads, sockets) per m-line. Each is refused with 4007, from a
+    /// subscriber as from a publisher, and the room carries on.
+    @Test func offersThatTrappedOrFloodedTheServerAreRefused() throws {
+        let server = try CallTestServer.server(iceHost: "127.0.0.1")
+        defer { server.stop() }
+        let viewer = try RawCallClient(server, "viewer", role: .subscriber, withoutMedia: true)
+        let alice = try RawCallClient(server, "alice", withoutMedia: true)
+        try #require(Waiting.until { viewer.joined && alice.joined })
+        let offers: [(client: RawCallClient, sdp: String, reason: String)] = [
+            (viewer, ChromiumOffer.withExtmap("extmap:/ urn:ietf:params:rtp-hdrext:ssrc-audio-level"), "bad a=extmap:/ "),
+            (alice, ChromiumOffer.withExtmap("extmap:// urn:ietf:params:rtp-hdrext:ssrc-audio-level"), "bad a=extmap:// "),
+            (alice, ChromiumOffer.audioMLines(2), "2 m-lines"),
+            (viewer, ChromiumOffer.audioMLines(30), "30 m-lines"),
+        ]
+        for (client, sdp, reason) in offers {
+            let before = client.errors.count
+            client.send(.offer(sdp: sdp))
+            let error = try Self.error(before + 1, of: client)
+            #expect(error.code == .malformedMessage && error.message.contains(reason), "\(error)")
+        }
+        #expect(server.webRTCSessionCount == 0)
+        // Both still in the room, and their good offers are answered.
+        viewer.ping()
+        alice.ping()
+        try #require(Waiting.until { viewer.pongs == 1 && alice.pongs == 1 })
+        viewer.send(.offer(sdp: ChromiumOffer.audio))
+        alice.send(.offer(sdp: ChromiumOffer.audio))
+        let answered = Waiting.until {
+            [viewer, alice].allSatisfy { client in client.messages.contains { if case .answer = $0 { true } else { false } } }
+        }
+        #expect(answered, "\(viewer.messages) \(alice.messages)")
+        #expect(server.webRTCSessionCount == 2)
+    }
+
     @Test func aTokenOfAnotherRoomAndAPlainRTPParticipantCannotOffer() throws {
         let server = try CallTestServer.server(iceHost: "127.0.0.1")
         defer { server.stop() }

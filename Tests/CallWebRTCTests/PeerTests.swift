@@ -1,4 +1,4 @@
-import CallWebRTC
+@testable import CallWebRTC
 import Foundation
 import Synchronization
 import Testing
@@ -82,6 +82,94 @@ struct PeerTests {
         #expect(throws: WebRTCError.malformedSDP(why)) { try peer.answer(offer: offer) }
         // The peer still takes a good offer.
         #expect(try peer.answer(offer: ChromiumOffer.audio).contains("OPUS/48000/2"))
+    }
+
+    /// `a=extmap` and `a=rtpmap` lines that are not well formed (issue 29: `a=extmap:/ …` trapped).
+    static let badAttributes: [(String, String)] = [
+        (ChromiumOffer.withExtmap("extmap:/ urn:ietf:params:rtp-hdrext:ssrc-audio-level"), "bad a=extmap:/ "),
+        (ChromiumOffer.withExtmap("extmap:// urn:ietf:params:rtp-hdrext:ssrc-audio-level"), "bad a=extmap:// "),
+        (ChromiumOffer.withExtmap("extmap:/sendrecv urn:ietf:params:rtp-hdrext:ssrc-audio-level"), "bad a=extmap:/sendrecv"),
+        (ChromiumOffer.withExtmap("extmap:1/ urn:ietf:params:rtp-hdrext:ssrc-audio-level"), "bad a=extmap:1/ "),
+        (ChromiumOffer.withExtmap("extmap:1/bogus urn:ietf:params:rtp-hdrext:ssrc-audio-level"), "bad a=extmap:1/bogus"),
+        (ChromiumOffer.withExtmap("extmap:0 urn:ietf:params:rtp-hdrext:ssrc-audio-level"), "bad a=extmap:0 "),
+        (ChromiumOffer.withExtmap("extmap:256 urn:ietf:params:rtp-hdrext:ssrc-audio-level"), "bad a=extmap:256 "),
+        (ChromiumOffer.withExtmap("extmap:99999999999999999999999 urn:ietf:params:rtp-hdrext:ssrc-audio-level"), "bad a=extmap:9999"),
+        (ChromiumOffer.withExtmap("extmap:-1 urn:ietf:params:rtp-hdrext:ssrc-audio-level"), "bad a=extmap:-1"),
+        (ChromiumOffer.withExtmap("extmap:"), "bad a=extmap:"),
+        (ChromiumOffer.withExtmap("extmap:1"), "bad a=extmap:1"),
+        (ChromiumOffer.audio.replacingOccurrences(of: "a=rtpmap:111 opus/48000/2", with: "a=rtpmap:/ opus/48000/2"), "bad a=rtpmap:/ "),
+        (ChromiumOffer.audio.replacingOccurrences(of: "a=rtpmap:111 opus/48000/2", with: "a=rtpmap:128 opus/48000/2"), "bad a=rtpmap:128 "),
+        (ChromiumOffer.audio.replacingOccurrences(of: "a=rtpmap:111 opus/48000/2", with: "a=rtpmap:111"), "bad a=rtpmap:111"),
+        (ChromiumOffer.audio.replacingOccurrences(of: "a=rtpmap:9 G722/8000", with: "a=rtpmap: "), "bad a=rtpmap:"),
+    ]
+
+    @Test("Offers with an a=extmap or a=rtpmap that is not well formed are refused with .malformedSDP", arguments: badAttributes)
+    func malformedAttribute(offer: String, why: String) throws {
+        let peer = try Self.peer()
+        defer { peer.close() }
+        #expect {
+            try peer.answer(offer: offer)
+        } throws: { error in
+            guard case .malformedSDP(let reason) = error as? WebRTCError else { return false }
+            return reason.hasPrefix(why)
+        }
+        #expect(try peer.answer(offer: ChromiumOffer.audio).contains("OPUS/48000/2"))
+    }
+
+    @Test("A direction on the level extension is accepted (Firefox writes one)")
+    func extmapWithDirection() throws {
+        let peer = try Self.peer()
+        defer { peer.close() }
+        let answer = try peer.answer(offer: ChromiumOffer.withExtmap("extmap:3/sendrecv urn:ietf:params:rtp-hdrext:ssrc-audio-level"))
+        #expect(answer.contains("a=extmap:3 urn:ietf:params:rtp-hdrext:ssrc-audio-level"), "\(answer)")
+    }
+
+    @Test("Offers with more than one m-line are refused with .malformedSDP, and make no threads", arguments: [2, 200])
+    func tooManyMLines(count: Int) throws {
+        Self.threadCountLock.lock()
+        defer { Self.threadCountLock.unlock() }
+        let peer = try Self.peer()
+        defer { peer.close() }
+        let before = Self.threadCount
+        #expect(throws: WebRTCError.malformedSDP("it has \(count) m-lines; one audio m-line is taken")) {
+            try peer.answer(offer: ChromiumOffer.audioMLines(count))
+        }
+        #expect(Self.threadCount <= before + 2, "threads \(before) → \(Self.threadCount)")
+        #expect(try peer.answer(offer: ChromiumOffer.audioMLines(1)).contains("OPUS/48000/2"))
+    }
+
+    @Test("Candidates named by host name (mDNS .local or other) are ignored, never handed to webrtcbin")
+    func namedCandidatesAreIgnored() throws {
+        let peer = try Self.peer()
+        defer { peer.close() }
+        // Before the answer (kept) and after it (added at once).
+        try peer.addCandidate("candidate:1 1 udp 2122260223 5b0c7d4e-7f0e-4d8a-9c1e-3f1f2d0a9b77.local 50000 typ host", sdpMLineIndex: 0)
+        _ = try peer.answer(offer: ChromiumOffer.audio)
+        try peer.addCandidate("candidate:2 1 udp 2122260223 attacker-chosen.local 50001 typ host", sdpMLineIndex: 0)
+        try peer.addCandidate("candidate:3 1 udp 1686052607 resolver.example.com 50002 typ srflx raddr 0.0.0.0 rport 0", sdpMLineIndex: 0)
+        #expect(peer.candidatesAdded == 0)
+        try peer.addCandidate("candidate:4 1 udp 2122260223 ::1 50003 typ host", sdpMLineIndex: 0)
+        try peer.addCandidate("candidate:5 1 udp 2122260223 127.0.0.1 50004 typ host", sdpMLineIndex: 0)
+        #expect(peer.candidatesAdded == 2)
+    }
+
+    @Test("A peer takes at most maximumRemoteCandidates remote candidates, before and after the answer together")
+    func candidatesAreCapped() throws {
+        let peer = try Self.peer()
+        defer { peer.close() }
+        let half = WebRTCPeer.maximumRemoteCandidates / 2
+        func candidate(_ number: Int) -> String { "candidate:\(number) 1 udp 2122260223 127.0.0.1 \(40000 + number) typ host" }
+        for number in 0..<half { try peer.addCandidate(candidate(number), sdpMLineIndex: 0) }
+        _ = try peer.answer(offer: ChromiumOffer.audio)
+        for number in half..<WebRTCPeer.maximumRemoteCandidates { try peer.addCandidate(candidate(number), sdpMLineIndex: 0) }
+        #expect(peer.candidatesAdded == WebRTCPeer.maximumRemoteCandidates)
+        #expect(throws: WebRTCError.candidate("more than \(WebRTCPeer.maximumRemoteCandidates) candidates")) {
+            try peer.addCandidate(candidate(99), sdpMLineIndex: 0)
+        }
+        // Names and the end of candidates are not counted, and refused candidates are not either.
+        try peer.addCandidate("candidate:7 1 udp 2122260223 other.local 50000 typ host", sdpMLineIndex: 0)
+        try peer.addCandidate("", sdpMLineIndex: 0)
+        #expect(peer.candidatesAdded == WebRTCPeer.maximumRemoteCandidates)
     }
 
     @Test("Offers without an audio m-line with Opus are refused with .noAudio", arguments: [ChromiumOffer.videoOnly, ChromiumOffer.withoutOpus])

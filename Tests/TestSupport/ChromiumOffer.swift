@@ -66,6 +66,22 @@ public enum ChromiumOffer {
     /// `audio` without its DTLS fingerprint.
     public static let withoutFingerprint = lines(audioText.split(separator: "\n").filter { !$0.hasPrefix("a=fingerprint") }.joined(separator: "\n"))
 
+    /// `audio` with its m-line section repeated `count` times (mids 0…count−1), all bundled: what a
+    /// client that adds `count` audio transceivers offers.
+    public static func audioMLines(_ count: Int) -> String {
+        let text = audioText
+        guard let start = text.range(of: "m=audio") else { return audio }
+        let session = text[..<start.lowerBound].replacingOccurrences(
+            of: "a=group:BUNDLE 0", with: "a=group:BUNDLE " + (0..<count).map(String.init).joined(separator: " "))
+        let media = String(text[start.lowerBound...])
+        return lines(session + (0..<count).map { media.replacingOccurrences(of: "a=mid:0", with: "a=mid:\($0)") + "\n" }.joined())
+    }
+
+    /// `audio` with its audio-level `a=extmap` line replaced by `line` (without `a=`).
+    public static func withExtmap(_ line: String) -> String {
+        lines(audioText.replacingOccurrences(of: "a=extmap:1 urn:ietf:params:rtp-hdrext:ssrc-audio-level", with: "a=" + line))
+    }
+
     private static var audioText: String { audio.replacingOccurrences(of: "\r\n", with: "\n") }
 
     /// SDP lines end with CRLF.
