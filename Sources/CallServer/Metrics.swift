@@ -42,6 +42,16 @@ struct Metrics {
                 name: "activespeaker_rtp_packets_dropped_total", help: "RTP packets dropped, by reason.", type: "counter",
                 samples: drops.map { (#"reason=""# + $0.0 + #"""#, Double($0.1)) }),
             Family(
+                name: "activespeaker_rtp_packets_lost_total",
+                help: "Packets the publishers' jitter buffers lost, by what played in their place.", type: "counter",
+                samples: [
+                    (#"outcome="concealed""#, Double(media.concealed)), (#"outcome="recovered""#, Double(media.recovered)),
+                    (#"outcome="silenced""#, Double(media.silenced)),
+                ]),
+            Family(
+                name: "activespeaker_rtcp_sender_reports_total", help: "RTCP sender reports used to align publishers by capture time.",
+                type: "counter", samples: [("", Double(media.senderReports))]),
+            Family(
                 name: "activespeaker_rtp_send_failures_total", help: "Forwarded copies the kernel refused.", type: "counter",
                 samples: [("", Double(media.sendFailures))]),
             Family(
