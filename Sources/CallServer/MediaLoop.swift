@@ -240,6 +240,10 @@ final class MediaLoop: @unchecked Sendable {
         running.wait()
     }
 
+    /// When the loop's clock started (tick 0 began), in uptime nanoseconds (`PacedTicker.uptimeNanoseconds`);
+    /// 0 before `start` has begun it. From any thread.
+    var startTime: UInt64 { startedAt.load(ordering: .acquiring) }
+
     /// The ticks the loop has run; from any thread.
     var tickCount: Int { publishedTicks.load(ordering: .acquiring) }
 

@@ -85,13 +85,14 @@ struct ListenCommand: Command {
           {"type":"stats","duration":30.000,"packets":3000,"malformed":{"tooShort":0,
             "badVersion":0,...},"ignored":0,"streams":{"alice":{"packets":1500,"lost":2,
             "concealed":1,"recovered":1,"silenced":0,"late":0,"duplicates":1,...,
-            "senderReports":30,"timing":"rtcp","removed":0}},"playoutDelay":0.070,
-            "cpuSeconds":0.412}
+            "senderReports":30,"removed":0}},"timing":{"alice":"rtcp"},
+            "playoutDelay":0.070,"cpuSeconds":0.412}
         A stream's stats add up all the times its SSRC was a stream; "removed" counts
         its removals after --stream-timeout. "lost" = "concealed" (libopus PLC) +
         "recovered" (in-band FEC) + "silenced" (nothing to conceal from); "timing"
-        says whether the stream was placed by its sender reports ("rtcp") or by
-        its arrivals ("arrival"); "playoutDelay" is the room's delay at the end.
+        says whether each present stream is placed by its sender reports ("rtcp")
+        or by its arrivals ("arrival"); "playoutDelay" is the room's delay at
+        the end.
         In levels mode, levels lines give each stream's last RFC 6464 level. Standard
         error says once where RTP is received, with the bound ports (HOST:0 binds
         any free port):
@@ -249,8 +250,9 @@ struct ListenCommand: Command {
         if stats {
             var reasons = JSONLine()
             for reason in RTPMalformation.allCases { reasons.add(reason.rawValue, malformed[reason] ?? 0) }
-            var streams = JSONLine()
+            var streams = JSONLine(), timing = JSONLine()
             for (name, statistics, removals) in room.streamStatistics {
+                timing.add(name, room.usesSenderReports(name) ? "rtcp" : "arrival")
                 var entry = JSONLine()
                 entry.add("packets", statistics.packets)
                 entry.add("played", statistics.played)
@@ -266,7 +268,6 @@ struct ListenCommand: Command {
                 entry.add("spurts", statistics.spurts)
                 entry.add("realignments", statistics.realignments)
                 entry.add("senderReports", statistics.senderReports)
-                entry.add("timing", room.usesSenderReports(name) ? "rtcp" : "arrival")
                 entry.add("removed", removals)
                 streams.add(name, entry)
             }
@@ -278,6 +279,7 @@ struct ListenCommand: Command {
             line.add("ignored", ignored)
             line.add("senderReports", senderReports)
             line.add("streams", streams)
+            line.add("timing", timing)
             line.add("playoutDelay", Double(room.clock.delay) / Double(AnalysisFormat.sampleRate), decimals: 3)
             line.add("cpuSeconds", Self.cpuSeconds() - cpuAtStart, decimals: 3)
             let lost = room.streamStatistics.reduce(0) { $0 + $1.statistics.lost }
