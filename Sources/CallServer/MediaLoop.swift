@@ -28,13 +28,13 @@ public struct MediaStatistics: Sendable, Equatable {
     public var accepted = 0
     /// Copies sent to other members.
     public var forwarded = 0
-    /// Dropped: an SSRC no publisher holds.
+    /// Dropped: an SSRC no publisher holds (RTP, or an RTCP sender report).
     public var unknownSSRC = 0
-    /// Dropped: a bound SSRC from another address than its publisher's.
+    /// Dropped: a bound SSRC from another address than its publisher's (RTP, or an RTCP sender report).
     public var wrongSource = 0
     /// Dropped: the publisher is muted.
     public var muted = 0
-    /// Dropped: not RTP, or malformed, or RTCP other than a bound publisher's sender report.
+    /// Dropped: not RTP, or malformed, or RTCP other than sender reports.
     public var malformed = 0
     /// RTCP sender reports of bound publishers, used to align their streams by capture time (not forwarded).
     public var senderReports = 0
@@ -434,15 +434,21 @@ final class MediaLoop: @unchecked Sendable {
             return
         }
         if RTPPacket.isRTCP(bytes) {
-            // A bound publisher's sender report aligns its stream; it is not forwarded.
-            if let report = RTCPSenderReport.parse(bytes), let index = memberOfSSRC[SSRC(report.ssrc)],
-                let bound = members[index].source, bound == (bound.port == 0 ? source.withPort(0) : source),
-                members[index].jitter?.receive(report) == true
-            {
-                counters.senderReports += 1
-            } else {
+            // A bound publisher's sender report aligns its stream; it is not forwarded. Other RTCP is malformed
+            // here; a report of an SSRC no publisher holds, or from another address, is dropped as RTP would be.
+            guard let report = RTCPSenderReport.parse(bytes) else {
                 counters.malformed += 1
+                return
             }
+            guard let index = memberOfSSRC[SSRC(report.ssrc)] else {
+                counters.unknownSSRC += 1
+                return
+            }
+            guard let bound = members[index].source, bound == (bound.port == 0 ? source.withPort(0) : source) else {
+                counters.wrongSource += 1
+                return
+            }
+            if members[index].jitter?.receive(report) == true { counters.senderReports += 1 }
             return
         }
         guard case .packet(let packet) = RTPPacket.parse(bytes, audioLevelID: 1) else {

@@ -91,7 +91,7 @@ struct PlayoutClockTests {
         #expect(receivers[0].clock.delay >= 1600 + 160)
     }
 
-    /// Sender reports of a stream whose path is 110 ms slower: aligned by capture time with them; 110 ms
+    /// Sender reports (read 0–5 ms late) of a stream whose path is 110 ms slower: aligned by capture time with them; 110 ms
     /// behind without them (what arrivals alone can tell), which shows the reports are what aligns it.
     @Test(arguments: [true, false])
     func senderReportsAlignStreamsOnDifferentPaths(reports: Bool) throws {
@@ -103,12 +103,14 @@ struct PlayoutClockTests {
         let wallClockAtZero = 1_800_000_000.0
         receivers[0].clock.wallClockAtZero = wallClockAtZero
         if reports {
-            // Once a second: the timestamp of the end of packet i and the wall clock then.
+            // Once a second: the timestamp of the end of packet i and the wall clock a little after (0–5 ms:
+            // a sender reads its clock once the frame is encoded, later when busy).
             for index in stride(from: 0, to: sender.packets.count, by: 50) {
                 let capture = 320 * (index + 1)
                 for (ssrc, path) in [(UInt32(100), 160), (UInt32(101), 1920)] {
+                    let late = Double(Int.random(in: 0...80, using: &random)) / 16000
                     let report = RTCPSenderReport(
-                        ssrc: ssrc, ntpTimestamp: RTCPSenderReport.ntpTimestamp(unixTime: wallClockAtZero + Double(capture) / 16000),
+                        ssrc: ssrc, ntpTimestamp: RTCPSenderReport.ntpTimestamp(unixTime: wallClockAtZero + Double(capture) / 16000 + late),
                         rtpTimestamp: sender.packets[index].timestamp &+ 960, packetCount: UInt32(index), octetCount: 0)
                     var bytes = [UInt8](repeating: 0, count: RTCPSenderReport.compoundLength(cnameBytes: 4))
                     bytes.withUnsafeMutableBytes { buffer in

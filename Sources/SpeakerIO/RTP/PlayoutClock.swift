@@ -144,9 +144,24 @@ struct StreamTiming {
 
     /// Takes in a sender report: media time `time` (16 kHz, extended as the buffer's) was captured at
     /// clock sample `sample`.
-    mutating func noteSenderReport(time: Int, sample: Int) {
-        reportOffset = sample - time
+    ///
+    /// A sender reads its wall clock a little after the audio of the reported timestamp was captured (after
+    /// encoding it, or later on a busy host), never before: so the reports' lower envelope is kept, rising by
+    /// at most `reportDriftSamples` a report (clock drift), as for arrivals. A report `resetting` the
+    /// stream's timeline (a restart) replaces it.
+    mutating func noteSenderReport(time: Int, sample: Int, resetting: Bool = false) {
+        let offset = sample - time
+        reportOffset = resetting ? offset : min(offset, (reportOffset ?? offset) + Self.reportDriftSamples)
     }
+
+    /// Forgets the sender-report estimate (the sender's timestamps jumped).
+    mutating func forgetReport() {
+        reportOffset = nil
+        usesSenderReports = false
+    }
+
+    /// How much the report estimate may rise per report: 2 samples (0.125 ms; reports come about once a second).
+    static let reportDriftSamples = 2
 
     /// The capture offset to use now: the sender-report one if it is plausible, else the arrival one.
     mutating func captureOffset(maximumDelay: Int) -> Int? {

@@ -130,6 +130,10 @@ public final class RTPAudioSender {
     @discardableResult
     public func send(frame: UnsafeBufferPointer<Float>, to address: SocketAddress, voice: Bool = false) throws -> Bool {
         precondition(frame.count == Self.frameSize, "a frame is \(Self.frameSize) samples (20 ms at 48 kHz)")
+        // A report's wall clock is read as the frame is handed over: its end is captured now.
+        let packets = packetsSent + packetsNotSent + 1
+        let reportDue = senderReportInterval > 0 && packets % senderReportInterval == 1 % senderReportInterval
+        let handedOver = reportDue ? RTCPSenderReport.unixTimeNow() : 0
         let level = AudioLevel(meanSquare: AudioLevel.meanSquare(frame), voice: voice)
         let header = RTPPacket.writeHeader(
             marker: markNext, payloadType: payloadType, sequenceNumber: sequenceNumber, timestamp: timestamp,
@@ -142,17 +146,15 @@ public final class RTPAudioSender {
         sequenceNumber &+= 1
         timestamp &+= UInt32(Self.frameSize)
         octetsSent &+= UInt32(truncatingIfNeeded: payload)
-        let packets = packetsSent + packetsNotSent
-        if senderReportInterval > 0, packets % senderReportInterval == 1 % senderReportInterval {
-            sendReport(to: address)
-        }
+        if reportDue { sendReport(capturedAt: handedOver, to: address) }
         return sent
     }
 
-    /// Sends a sender report: the frame just sent ends now, so the next frame's timestamp is now's.
-    private func sendReport(to address: SocketAddress) {
+    /// Sends a sender report: the frame just sent ended at `time` (Unix seconds, when it was handed over), so
+    /// the next frame's timestamp is that time's.
+    private func sendReport(capturedAt time: Double, to address: SocketAddress) {
         let sr = RTCPSenderReport(
-            ssrc: ssrc, ntpTimestamp: RTCPSenderReport.ntpTimestamp(unixTime: RTCPSenderReport.unixTimeNow()),
+            ssrc: ssrc, ntpTimestamp: RTCPSenderReport.ntpTimestamp(unixTime: time),
             rtpTimestamp: timestamp, packetCount: UInt32(truncatingIfNeeded: packetsSent), octetCount: octetsSent)
         let length = cname.withUnsafeBytes { sr.write(cname: $0, into: report) }
         if socket.send(UnsafeRawBufferPointer(rebasing: report[..<length]), to: address) { senderReportsSent += 1 }

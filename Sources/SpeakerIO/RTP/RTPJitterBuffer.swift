@@ -51,7 +51,7 @@ public struct RTPStreamStatistics: Sendable, Equatable {
     public var jumps = 0
     /// Talk spurts: times playback started after the buffer had run empty.
     public var spurts = 0
-    /// Times the stream's playout moved (by more than 2.5 ms) to stay aligned with the room's playout clock.
+    /// Times the stream's playout moved (by more than 1.25 ms) to stay aligned with the room's playout clock.
     public var realignments = 0
     /// RTCP sender reports received for the stream.
     public var senderReports = 0
@@ -65,7 +65,7 @@ public struct RTPStreamStatistics: Sendable, Equatable {
 /// `[160k, 160k + 160)`. A packet's place on that clock is its capture time (its timestamp, converted from
 /// the 48 kHz RTP clock, plus the stream's capture offset from `StreamTiming`) plus the room's delay. So
 /// streams captured together play together, and a stream follows the room when its network delay or the
-/// room's delay changes: when its place moves by more than 2.5 ms, the stream moves with it (a short
+/// room's delay changes: when its place moves by more than 1.25 ms, the stream moves with it (a short
 /// silence when it moves later; the samples whose place has passed are dropped when it moves earlier).
 ///
 /// Within a spurt:
@@ -118,8 +118,9 @@ struct RTPJitterBuffer {
     let clock: PlayoutClock
     /// Bytes a slot can hold.
     static let slotBytes = 1500
-    /// A stream moves to follow the room's clock when its place is off by more than this: 2.5 ms.
-    static let toleranceSamples = 40
+    /// A stream moves to follow the room's clock when its place is off by more than this: 1.25 ms, half the
+    /// clock's step, so that every step of the room's delay moves every stream.
+    static let toleranceSamples = 20
     private(set) var slots: [Slot]
     let storage: UnsafeMutableRawBufferPointer
     private let mask: Int
@@ -139,6 +140,8 @@ struct RTPJitterBuffer {
     private(set) var timing = StreamTiming()
     /// The last sender report: its RTP timestamp and the clock sample of its wall-clock time.
     private var lastReport: (timestamp: UInt32, sample: Int)?
+    /// Set when the timeline was re-based (the first packet, a restart): the last report is placed on it anew.
+    private var needsReport = true
     /// Sequence number of the next packet to play.
     private var nextSequence = 0
     /// A restart candidate: the extended-looking sequence of a packet far off the current sequence.
@@ -279,10 +282,17 @@ struct RTPJitterBuffer {
                 shiftFrom = slots[index].sequence
                 slots[index].time -= expected - transit
                 statistics.jumps += 1
+                // The last report maps the old timestamps: wait for the next.
+                lastReport = nil
+                timing.forgetReport()
             }
         }
         timing.noteArrival(time: slots[index].time, arrival: arrival)
-        applyReport()
+        if needsReport {
+            // The first packet (or the first after a restart) gives the timeline the report is placed on.
+            needsReport = false
+            applyReport(resetting: true)
+        }
         if let capture = timing.captureOffset(maximumDelay: clock.maximumDelay) {
             clock.note(lateness: arrival - slots[index].time - capture, at: arrival)
         }
@@ -292,16 +302,18 @@ struct RTPJitterBuffer {
     mutating func noteSenderReport(timestamp: UInt32, sample: Int) {
         statistics.senderReports += 1
         lastReport = (timestamp, sample)
-        applyReport()
+        applyReport(resetting: false)
     }
 
     /// Whether the stream's packets are placed by the sender's reports (else by their arrivals).
     var usesSenderReports: Bool { timing.usesSenderReports }
 
-    private mutating func applyReport() {
+    /// Feeds the last sender report to the timing, on the current timeline (`resetting`: the timeline was
+    /// just re-based, so the report replaces the estimate).
+    private mutating func applyReport(resetting: Bool) {
         guard let report = lastReport, highestSequence != nil else { return }
         let delta = Int(Int32(bitPattern: report.timestamp &- timeReference.raw))
-        timing.noteSenderReport(time: (timeReference.extended * 3 + delta) / 3 - timeShift, sample: report.sample)
+        timing.noteSenderReport(time: (timeReference.extended * 3 + delta) / 3 - timeShift, sample: report.sample, resetting: resetting)
     }
 
     private mutating func restart(at packet: RTPPacket) {
@@ -314,6 +326,7 @@ struct RTPJitterBuffer {
         previousTimeShift = 0
         shiftFrom = Int.min
         timing.reset()
+        needsReport = true
         idle = true
         played = false
         needsReset = true
