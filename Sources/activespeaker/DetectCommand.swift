@@ -332,12 +332,14 @@ struct DetectCommand: Command {
     /// Where to look after a bad `--config`.
     private static let configurationHint = "see 'activespeaker detect --print-config' for the keys and defaults"
 
-    /// The default configuration with each `--config` argument applied in order.
+    /// `base` (by default the engine's defaults) with each `--config` argument applied in order.
     ///
     /// An argument that names an existing file, or ends in `.json`, is read as a JSON document;
     /// otherwise it must be `KEY=VALUE`.
-    static func configuration(from arguments: [String]) throws(CommandError) -> EngineConfiguration {
-        var configuration = EngineConfiguration()
+    static func configuration(
+        from arguments: [String], base: EngineConfiguration = EngineConfiguration()
+    ) throws(CommandError) -> EngineConfiguration {
+        var configuration = base
         for argument in arguments {
             let isFile = FileManager.default.fileExists(atPath: argument) || argument.hasSuffix(".json")
             let equals = argument.firstIndex(of: "=")
