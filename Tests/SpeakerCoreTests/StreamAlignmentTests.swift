@@ -111,6 +111,22 @@ import TestSupport
         }
     }
 
+    /// A room of `count` talkers (slots 0…count−1) deciding with `configuration`, each keeping the evidence
+    /// history its alignment needs.
+    static func room(_ count: Int, configuration: EngineConfiguration = EngineConfiguration()) -> (RoomDecision, [Talker]) {
+        let decision = RoomDecision(
+            room: RoomID(rawValue: 0, generation: 0), policy: configuration.selection.policy.make(configuration.selection),
+            settings: RoomDecision.Settings(configuration))
+        let history = RoomAlignment.historyFrames(for: configuration.alignment)
+        let talkers = (0..<count).map {
+            Talker(
+                id: StreamID(rawValue: $0, generation: 0), initialSpeechLevel: configuration.leakage.initialSpeechLevel,
+                historyFrames: history)
+        }
+        for (slot, talker) in talkers.enumerated() { decision.add(talker, slot: slot) }
+        return (decision, talkers)
+    }
+
     // MARK: The room
 
     /// Two talkers in one room, each microphone hearing the other's voice 20 dB down; talker 1's stream
@@ -121,16 +137,7 @@ import TestSupport
     static func leakedVoiceAhead(
         skew: Int, configuration: EngineConfiguration, frames: Int = 3000, warmUp: Int = 600, ownBurst: Range<Int>? = nil
     ) -> (falseStarts: Int, falseFrames: Int, talkers: [Talker], events: [EngineEvent]) {
-        let decision = RoomDecision(
-            room: RoomID(rawValue: 0, generation: 0), policy: configuration.selection.policy.make(configuration.selection),
-            settings: RoomDecision.Settings(configuration))
-        let history = RoomAlignment.historyFrames(for: configuration.alignment)
-        let talkers = (0..<2).map {
-            Talker(
-                id: StreamID(rawValue: $0, generation: 0), initialSpeechLevel: configuration.leakage.initialSpeechLevel,
-                historyFrames: history)
-        }
-        for (slot, talker) in talkers.enumerated() { decision.add(talker, slot: slot) }
+        let (decision, talkers) = room(2, configuration: configuration)
         // Talker 0's own time: its voice; talker 1 carries it `skew` frames earlier in the room's time.
         let voice = syllables(frames: frames + skew + 1, seed: 3)
         var events: [EngineEvent] = []
@@ -198,15 +205,7 @@ import TestSupport
 
     @Test func streamsThatHearNoOneWaitForNothing() {
         // Two remote participants speaking in turns: no common voice, no delay.
-        let configuration = EngineConfiguration()
-        let decision = RoomDecision(
-            room: RoomID(rawValue: 0, generation: 0), policy: configuration.selection.policy.make(configuration.selection),
-            settings: RoomDecision.Settings(configuration))
-        let history = RoomAlignment.historyFrames(for: configuration.alignment)
-        let talkers = (0..<2).map {
-            Talker(id: StreamID(rawValue: $0, generation: 0), initialSpeechLevel: -30, historyFrames: history)
-        }
-        for (slot, talker) in talkers.enumerated() { decision.add(talker, slot: slot) }
+        let (decision, talkers) = Self.room(2)
         let a = Self.syllables(frames: 2000, seed: 41), b = Self.syllables(frames: 2000, seed: 42)
         var events: [EngineEvent] = []
         for tick in 0..<2000 {
@@ -220,15 +219,7 @@ import TestSupport
     }
 
     @Test func aligningAllocatesNothing() {
-        let configuration = EngineConfiguration()
-        let decision = RoomDecision(
-            room: RoomID(rawValue: 0, generation: 0), policy: configuration.selection.policy.make(configuration.selection),
-            settings: RoomDecision.Settings(configuration))
-        let history = RoomAlignment.historyFrames(for: configuration.alignment)
-        let talkers = (0..<3).map {
-            Talker(id: StreamID(rawValue: $0, generation: 0), initialSpeechLevel: -30, historyFrames: history)
-        }
-        for (slot, talker) in talkers.enumerated() { decision.add(talker, slot: slot) }
+        let (decision, talkers) = Self.room(3)
         let voice = Self.syllables(frames: 1200, seed: 9)
         var events: [EngineEvent] = []
         events.reserveCapacity(1000)

@@ -64,16 +64,6 @@ struct StreamAlignment {
 
     init() { sources = [SourceLag](repeating: SourceLag(), count: Self.capacity) }
 
-    /// The lag measured for `source`, if settled.
-    func lag(of source: Talker) -> Float? {
-        var index = 0
-        while index < count {
-            if sources[index].source === source { return sources[index].lag }
-            index += 1
-        }
-        return nil
-    }
-
     /// Takes a measurement: this stream carries `source`'s voice `lag` frames after the source's stream.
     mutating func measured(lag: Float, of source: Talker, frame: Int) {
         var index = 0
