@@ -7,7 +7,9 @@ SLOT seconds. The script starts `activespeaker serve` on loopback (free ports), 
 through the HTTP API, starts all clients at once, waits, stops them and checks:
 
   - every client of a room received the same speaker-changed sequence, which is the sequence the
-    server logged for that room (nothing lost, nothing reordered), after the room's last join;
+    server logged for that room (nothing lost, nothing reordered), after the room's last join; a
+    client that leaves stops reading at once, so it may miss the changes at the end that the server
+    sent as it left (no earlier than LEAVE_MARGIN before its `left`, on the client's clock);
   - every client received forwarded packets from each other client of its room;
   - the named speakers follow the script's rotation (each change names the slot's speaker).
 
@@ -27,7 +29,7 @@ other client must notice nothing (no `reconnecting`) and see its room's sequence
 
 Usage: tools/load_test.py [--rooms 10] [--clients 5] [--seconds 180] [--slot 4] [--nodes 1]
                           [--kill-after SECONDS] [--binary .build/release/activespeaker] [--json FILE]
-                          [--config KEY=VALUE ...] [--record DIR]
+                          [--config KEY=VALUE ...] [--record DIR] [--media-priority realtime|normal]
 Loopback only; needs espeak-ng and sox (tools/install-deps.sh), and redis-server for --nodes.
 """
 import argparse, json, os, signal, socket, subprocess, sys, tempfile, time, urllib.request
@@ -44,6 +46,8 @@ LINES = [
     "the test results came back clean this time",
 ]
 SECRET = "load-test-secret-0123456789"
+# Seconds before a client's `left` from which a change the server sent may not have reached it.
+LEAVE_MARGIN = 0.5
 
 
 def run(*command, **kwargs):
@@ -88,15 +92,34 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def wait_for_port(output, deadline):
-    """The HTTP port of a `serve` from its `listening` line, or None by the deadline."""
+def wait_for_listening(output, deadline):
+    """The `listening` line of a `serve` (its HTTP port, its media thread's priority), or None by the deadline."""
     while time.time() < deadline:
         output.seek(0)
         for line in output:
             if '"listening"' in line:
-                return json.loads(line)["http"]
+                return json.loads(line)
         time.sleep(0.05)
     return None
+
+
+def saw_sequence(seen, expected, left_at):
+    """Whether a client that saw `seen` ([(participant, client time)]) saw the server's `expected`
+    ([(participant, room time)]) in order and in one piece, or all of it up to changes sent as it left
+    (`left_at`, client time): on the client's clock (the offset of the last change both have) no
+    earlier than LEAVE_MARGIN before it left."""
+    names = [name for name, _ in seen]
+    wanted = [name for name, _ in expected]
+    if any(names[i:i + len(wanted)] == wanted for i in range(len(names) - len(wanted) + 1)):
+        return True
+    if left_at is None:
+        return False
+    for cut in range(len(wanted) - 1, 0, -1):
+        # The first `cut` changes are the last the client saw; the rest came as it left.
+        if names[len(names) - cut:] == wanted[:cut] and len(names) >= cut:
+            offset = seen[-1][1] - expected[cut - 1][1]
+            return expected[cut][1] + offset >= left_at - LEAVE_MARGIN
+    return False
 
 
 def collapse(names):
@@ -121,6 +144,8 @@ def main():
     parser.add_argument("--record", metavar="DIR", help="serve --record DIR: each room as the engine heard it")
     parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                         help="engine setting passed to every serve node (repeatable), e.g. vad.resumeGate=false")
+    parser.add_argument("--media-priority", choices=["realtime", "normal"],
+                        help="serve --media-priority for every node (default: serve's, realtime)")
     parser.add_argument("--min-turns", type=int, default=None,
                         help="turns each room must name (default: half the slots, at least 2)")
     options = parser.parse_args()
@@ -141,7 +166,7 @@ def main():
                 sys.exit("load_test: redis-server did not start")
             time.sleep(0.05)
         cluster = ["--redis", f"redis://127.0.0.1:{redis_port}"]
-    servers, server_outs, ports = [], [], []
+    servers, server_outs, ports, priorities = [], [], [], []
     clients = []
     try:
         for node in range(options.nodes):
@@ -154,12 +179,17 @@ def main():
                  "--max-connections-per-address", str(max(64, options.rooms * options.clients + 16))]
                 + (cluster + ["--node-id", f"n{node + 1}"] if cluster else [])
                 + [argument for setting in options.config for argument in ("--config", setting)]
+                + (["--media-priority", options.media_priority] if options.media_priority else [])
                 + (["--record", os.path.join(options.record, f"n{node + 1}")] if options.record else []),
                 stdout=server_out, stderr=subprocess.DEVNULL))
-            port = wait_for_port(server_out, time.time() + 20)
-            if port is None:
+            listening = wait_for_listening(server_out, time.time() + 20)
+            if listening is None:
                 sys.exit(f"load_test: serve (node {node + 1}) did not start")
-            ports.append(port)
+            ports.append(listening["http"])
+            priorities.append(listening.get("mediaPriority"))
+            if listening.get("realtimeRefused"):
+                print(f"load_test: node {node + 1}'s media thread runs at normal priority: {listening['realtimeRefused']}",
+                      file=sys.stderr)
         if cluster:
             # Every node has seen the others' records (their heartbeat), so placement sees them all.
             deadline = time.time() + 10
@@ -258,7 +288,9 @@ def main():
         joined_at = max((i for i, e in enumerate(log) if e.get("type") == "participant-joined"), default=-1)
         left_at = min((i for i, e in enumerate(log) if e.get("type") == "participant-left"), default=len(log))
         logged = [e.get("participant") for e in log if e.get("type") == "speaker-changed"]
-        expected = [e.get("participant") for e in log[joined_at + 1:left_at] if e.get("type") == "speaker-changed"]
+        expected_timed = [(e.get("participant"), e.get("t", 0.0)) for e in log[joined_at + 1:left_at]
+                          if e.get("type") == "speaker-changed"]
+        expected = [name for name, _ in expected_timed]
         for (client_room, index, out, process) in clients:
             if client_room != room:
                 continue
@@ -279,8 +311,9 @@ def main():
                 failovers.append(reconnected - reconnecting)
             elif reconnecting is not None:
                 failures.append(f"{room}/p{index}: lost its connection at {reconnecting} s, its node was not killed")
-            seen = [e.get("participant") for e in events if e.get("type") == "speaker-changed"]
-            if not any(seen[i:i + len(expected)] == expected for i in range(len(seen) - len(expected) + 1)):
+            seen_timed = [(e.get("participant"), e.get("t", 0.0)) for e in events if e.get("type") == "speaker-changed"]
+            seen = [name for name, _ in seen_timed]
+            if not saw_sequence(seen_timed, expected_timed, left and left.get("t")):
                 failures.append(f"{room}/p{index}: saw {collapse(seen)[:10]}..., the server sent {collapse(expected)[:10]}...")
         named = collapse(expected)
         rotation_breaks = sum(1 for a, b in zip(named, named[1:]) if int(b[1:]) != (int(a[1:]) + 1) % options.clients)
@@ -300,6 +333,7 @@ def main():
             "rooms": sum(1 for room in rooms if placement[room] == name), "participants": node_participants,
             "cpuSeconds": round(cpu, 2), "cpuPercentOfOneCore": round(100 * cpu / wall, 1),
             "cpuPerParticipantPercent": round(100 * cpu / wall / node_participants, 3) if node_participants else None,
+            "mediaPriority": priorities[node],
         }
     summary = {
         "rooms": options.rooms, "clientsPerRoom": options.clients, "nodes": options.nodes, "seconds": round(wall, 1),

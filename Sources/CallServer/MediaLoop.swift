@@ -214,15 +214,24 @@ final class MediaLoop: @unchecked Sendable {
         commands.withLock { $0.append(command) }
     }
 
-    /// Starts the loop's thread. Call once.
-    func start() {
+    /// Starts the loop's thread at `priority` and waits until the thread has asked the kernel for it.
+    /// Call once.
+    /// - Returns: What the loop's thread runs at.
+    @discardableResult
+    func start(priority: LoopPriority) -> LoopSchedulingOutcome {
         running.enter()
+        let scheduled = Mutex<LoopSchedulingOutcome?>(nil)
+        let ready = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
+            scheduled.withLock { $0 = LoopScheduling.apply(priority) }
+            ready.signal()
             run()
             running.leave()
         }
         thread.name = "activespeaker-media"
         thread.start()
+        ready.wait()
+        return scheduled.withLock { $0 }!
     }
 
     /// Stops the loop and waits until its thread is done (no callback runs after it returns), however

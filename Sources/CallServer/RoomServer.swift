@@ -40,6 +40,9 @@ public struct RoomServerConfiguration: Sendable {
     public var recordingDirectory: String?
     /// The engine's settings (as `detect --config`).
     public var engine = EngineConfiguration()
+    /// How the media loop's thread is scheduled (`serve --media-priority`): `realtime` by default, so
+    /// that a busy machine cannot make its 10 ms clock fall behind; `normal` where it was refused.
+    public var mediaPriority = LoopPriority.realtime
     /// Browsers (WebRTC, `offer`): the one local address to gather ICE candidates on (`serve --ice-host`);
     /// nil: every interface.
     public var iceHost: String?
@@ -152,6 +155,9 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
     public var rtpPort: Int { media.port }
     /// Counters of the media plane.
     public var mediaStatistics: MediaStatistics { media.statistics }
+    /// What the media loop's thread runs at; nil before `start()`.
+    public var mediaPriority: LoopSchedulingOutcome? { mediaScheduling.withLock { $0 } }
+    private let mediaScheduling = Mutex<LoopSchedulingOutcome?>(nil)
     /// Seconds the media loop's 10 ms clock is behind the wall clock (0 when on time; large when its
     /// thread is stalled or not started).
     public var mediaLoopBehind: Double { media.secondsBehind }
@@ -163,9 +169,10 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
     public var droppedRecordingHops: Int { recorder?.droppedHops ?? 0 }
 
     public func start() {
-        media.start()
+        let scheduling = media.start(priority: configuration.mediaPriority)
+        mediaScheduling.withLock { $0 = scheduling }
         web.start()
-        log(.listening(http: port, rtp: rtpPort, tls: configuration.tls != nil))
+        log(.listening(http: port, rtp: rtpPort, tls: configuration.tls != nil, mediaPriority: scheduling))
         if let cluster {
             cluster.start()
             log(.clusterJoined(node: cluster.nodeID, redis: cluster.configuration.redis.description, nodes: cluster.nodes.map(\.id)))

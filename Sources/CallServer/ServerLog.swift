@@ -1,11 +1,13 @@
 import CallProtocol
 import CallTransport
 import Foundation
+import SpeakerIO
 
 /// One event of the server's log: a JSON line on `serve`'s standard output, and, for a room's events
 /// when the room is recorded, a line of its `events.jsonl` with the server time first.
 enum ServerEvent: Equatable, Sendable {
-    case listening(http: Int, rtp: Int, tls: Bool)
+    /// `mediaPriority`: what the media loop's thread runs at, and why `realtime` was refused if it was.
+    case listening(http: Int, rtp: Int, tls: Bool, mediaPriority: LoopSchedulingOutcome)
     /// An `error` message sent to a connection.
     case error(connection: ConnectionID, code: CallErrorCode)
     case roomOpened(room: CallRoomID)
@@ -52,8 +54,9 @@ enum ServerEvent: Equatable, Sendable {
         var members: [(String, any Encodable)] = []
         if let serverTime { members.append(("serverTime", (serverTime * 1000).rounded() / 1000)) }
         switch self {
-        case .listening(let http, let rtp, let tls):
-            members += [("type", "listening"), ("http", http), ("rtp", rtp), ("tls", tls)]
+        case .listening(let http, let rtp, let tls, let scheduling):
+            members += [("type", "listening"), ("http", http), ("rtp", rtp), ("tls", tls), ("mediaPriority", scheduling.priority.rawValue)]
+            if let refusal = scheduling.refusal { members.append(("realtimeRefused", refusal)) }
         case .error(let connection, let code):
             members += [("type", "error"), ("connection", connection.rawValue), ("code", code.rawValue)]
         case .roomOpened(let room): members += [("type", "room-opened"), ("room", room)]

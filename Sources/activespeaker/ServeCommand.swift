@@ -65,6 +65,12 @@ struct ServeCommand: Command {
             events.jsonl, speech.rttm, floor.rttm (a meeting for eval).
             """),
         .value("config", "FILE.json|KEY=VALUE", repeatable: true, help: "Engine settings, as for detect."),
+        .value("media-priority", "realtime|normal", help: """
+            How the media loop's thread is scheduled (default realtime: SCHED_RR
+            priority 10, so a busy machine cannot make its 10 ms clock fall
+            behind; needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO of 10, else it
+            runs normal and the listening line says why).
+            """),
         .value("duration", "SECONDS", help: "Stop after this long (default: until Ctrl-C)."),
         .value("redis", "URL", help: """
             Several nodes: join the cluster coordinated through this Redis,
@@ -80,7 +86,9 @@ struct ServeCommand: Command {
 
     static let epilogue = """
         OUTPUT: one JSON line per server event on standard output:
-          {"type":"listening","http":8080,"rtp":40000,"tls":false}  (true: https, wss)
+          {"type":"listening","http":8080,"rtp":40000,"tls":false,
+            "mediaPriority":"realtime"}  (true: https, wss; "normal" with
+            "realtimeRefused":"…" when the system refused realtime)
           {"type":"room-opened","room":"standup"}
           {"type":"participant-joined","room":"standup","participant":"alice",
             "ssrc":123}
@@ -178,6 +186,10 @@ struct ServeCommand: Command {
                 throw .usage("--stun \(text): expected stun://HOST:PORT")
             }
             configuration.stunServer = text
+        }
+        if let text = options.value("media-priority") {
+            guard let priority = LoopPriority(rawValue: text) else { throw .usage("--media-priority \(text): expected realtime or normal") }
+            configuration.mediaPriority = priority
         }
         if let text = options.value("max-connections-per-address") {
             guard let value = Int(text), (1...100_000).contains(value) else {

@@ -51,7 +51,7 @@ import TestSupport
         for (participant, receiver) in receivers(loop.port) {
             loop.post(.addMember(room: "room", participant: ParticipantID(participant), ssrc: nil, sender: nil, receiver: receiver))
         }
-        loop.start()
+        loop.start(priority: .normal)
         return loop
     }
 
@@ -267,7 +267,7 @@ import TestSupport
         let loop = try MediaLoop(
             socket: UDPSocket(address: "127.0.0.1:0"), configuration: EngineConfiguration(), levelInterval: 0.2, recordsAudio: false,
             delegate: holder)
-        loop.start()
+        loop.start(priority: .normal)
         #expect(await Waiting.until { loop.tickCount >= 2 }, "the loop does not tick")
         holder.hold.store(true, ordering: .releasing)
         #expect(await Waiting.until { holder.held.load(ordering: .acquiring) })

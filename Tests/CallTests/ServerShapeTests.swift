@@ -1,6 +1,7 @@
 import CallProtocol
 import CallTransport
 import Foundation
+import SpeakerIO
 import Synchronization
 import Testing
 
@@ -91,7 +92,12 @@ import Testing
     }
 
     @Test func logLinesAreTheDocumentedJSON() {
-        #expect(ServerEvent.listening(http: 8080, rtp: 40000, tls: false).line() == #"{"type":"listening","http":8080,"rtp":40000,"tls":false}"#)
+        #expect(
+            ServerEvent.listening(http: 8080, rtp: 40000, tls: false, mediaPriority: LoopSchedulingOutcome(priority: .realtime)).line()
+                == #"{"type":"listening","http":8080,"rtp":40000,"tls":false,"mediaPriority":"realtime"}"#)
+        #expect(
+            ServerEvent.listening(http: 8080, rtp: 40000, tls: false, mediaPriority: LoopSchedulingOutcome(priority: .normal, refusal: "no")).line()
+                == #"{"type":"listening","http":8080,"rtp":40000,"tls":false,"mediaPriority":"normal","realtimeRefused":"no"}"#)
         #expect(ServerEvent.error(connection: 7, code: .rateLimited).line() == #"{"type":"error","connection":7,"code":4015}"#)
         #expect(
             ServerEvent.participantJoined(room: "r", participant: "cam\"1", ssrc: nil).line()

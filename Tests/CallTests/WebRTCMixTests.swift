@@ -79,7 +79,7 @@ import TestSupport
         loop.post(.bind(
             room: "room", participant: "browser", sender: MediaSource(host: "127.0.0.1", port: browserVoice.port),
             receiver: MediaEndpoint(host: "127.0.0.1", port: browser.port), mixSSRC: nil))
-        loop.start()
+        loop.start(priority: .normal)
         defer { _ = MediaLoopTests.stop(loop, within: 10) }
 
         // 2 s: alice 500 Hz, bob 1300 Hz, the browser itself 2100 Hz, at the pace of real senders.
@@ -148,7 +148,7 @@ import TestSupport
             loop.post(.bind(room: "b", participant: ParticipantID(browser), sender: nil, receiver: endpoint(socket), mixSSRC: mix))
         }
         loop.post(.addMember(room: "a", participant: "eve", ssrc: nil, sender: nil, receiver: endpoint(late)))
-        loop.start()
+        loop.start(priority: .normal)
         defer { _ = MediaLoopTests.stop(loop, within: 10) }
 
         // 1 s of alice's tone in room a, at the pace of a real sender.

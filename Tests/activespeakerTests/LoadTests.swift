@@ -9,15 +9,15 @@ import TestSupport
 struct LoadTests {
     @Test(.enabled(if: LiveRunner.runsEverything || ProcessInfo.processInfo.environment["ACTIVESPEAKER_LOAD_BINARY"] != nil, "needs a release build in ACTIVESPEAKER_LOAD_BINARY (tools/test.sh sets it)"))
     func tenRoomsOfFiveClientsAllSeeTheSameSequence() throws {
-        // What this test checks is that every client sees its room's sequence exactly as the server
-        // sent it. How many turns a room names in 20 s depends on the CPU left to the server: with both
-        // cores busy and the rest of the suite running, a room named 1 of 5 (2026-12-01), so one is
-        // enough here; the README's figures come from a standalone three-minute run.
-        let (text, object) = try Self.loadTest(["--rooms", "10", "--clients", "5", "--seconds", "20", "--min-turns", "1"])
+        // Every client sees its room's sequence exactly as the server sent it, and every room names at
+        // least half its 5 turns (load_test's default). The server's media thread runs at realtime
+        // priority: at normal priority, 50 clients on the same 2 cores made its 10 ms clock fall up to
+        // 17 s behind and most rooms named nobody (2026-12-03); at realtime 10 runs here named 2-5
+        // turns a room.
+        let (text, object) = try Self.loadTest(["--rooms", "10", "--clients", "5", "--seconds", "20"])
         let rooms = try #require(object["perRoom"] as? [String: [String: Any]])
         #expect(rooms.count == 10)
-        // Every room had turns that all five clients saw.
-        #expect(rooms.values.allSatisfy { ($0["checkedChanges"] as? Int ?? 0) >= 1 }, "\(text)")
+        #expect(rooms.values.allSatisfy { ($0["turns"] as? Int ?? 0) >= 2 }, "\(text)")
     }
 
     /// The same across three `serve` nodes joined through a real redis-server (docs/call.md, "Several
@@ -28,13 +28,13 @@ struct LoadTests {
         "needs a release build in ACTIVESPEAKER_LOAD_BINARY (tools/test.sh sets it) and redis-server"))
     func sixRoomsOfFiveClientsOverThreeNodes() throws {
         let (text, object) = try Self.loadTest([
-            "--nodes", "3", "--rooms", "6", "--clients", "5", "--seconds", "20", "--min-turns", "1",
+            "--nodes", "3", "--rooms", "6", "--clients", "5", "--seconds", "20",
         ])
         // Two rooms on each node.
         let nodes = try #require(object["perNode"] as? [String: [String: Any]])
         #expect(nodes.mapValues { $0["rooms"] as? Int } == ["n1": 2, "n2": 2, "n3": 2], "\(text)")
         let rooms = try #require(object["perRoom"] as? [String: [String: Any]])
-        #expect(rooms.count == 6 && rooms.values.allSatisfy { ($0["checkedChanges"] as? Int ?? 0) >= 1 }, "\(text)")
+        #expect(rooms.count == 6 && rooms.values.allSatisfy { ($0["turns"] as? Int ?? 0) >= 2 }, "\(text)")
     }
 
     /// Runs `tools/load_test.py` with `arguments` on the release build of ACTIVESPEAKER_LOAD_BINARY; returns
