@@ -19,6 +19,7 @@ swiftc -sanitize=address -parse-as-library -O -module-name SpeakerBase -emit-lib
   -emit-module -emit-module-path "$work/SpeakerBase.swiftmodule" Sources/SpeakerBase/*.swift -o "$work/libSpeakerBase.a"
 swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name RTPFuzz -I "$work" -L "$work" -lSpeakerBase \
   Fuzz/RTPFuzzer.swift Sources/SpeakerIO/RTP/RTPPacket.swift Sources/SpeakerIO/RTP/RTPJitterBuffer.swift \
+  Sources/SpeakerIO/RTP/PlayoutClock.swift \
   -o "$work/rtp-fuzzer"
 cd "$work"
 # Let libFuzzer report crashes (the Swift runtime's backtracer can stall on a sanitizer-built binary).

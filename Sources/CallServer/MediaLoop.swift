@@ -28,17 +28,25 @@ public struct MediaStatistics: Sendable, Equatable {
     public var accepted = 0
     /// Copies sent to other members.
     public var forwarded = 0
-    /// Dropped: an SSRC no publisher holds.
+    /// Dropped: an SSRC no publisher holds (RTP, or an RTCP sender report).
     public var unknownSSRC = 0
-    /// Dropped: a bound SSRC from another address than its publisher's.
+    /// Dropped: a bound SSRC from another address than its publisher's (RTP, or an RTCP sender report).
     public var wrongSource = 0
     /// Dropped: the publisher is muted.
     public var muted = 0
     /// Dropped: not RTP, or malformed.
     public var malformed = 0
-    /// Skipped: RTCP on the RTP port (second byte 192–223, RFC 5761), which browsers and GStreamer send;
-    /// not parsed, not forwarded, not an error.
+    /// RTCP on the RTP port (second byte 192–223, RFC 5761), which browsers and GStreamer send; not
+    /// forwarded, not an error. Sender reports of bound publishers among them are also `senderReports`.
     public var rtcp = 0
+    /// RTCP sender reports of bound publishers, used to align their streams by capture time (not forwarded).
+    public var senderReports = 0
+    /// Packets the publishers' jitter buffers lost: concealed by the decoder (PLC).
+    public var concealed = 0
+    /// Lost packets decoded from the next packet's in-band FEC.
+    public var recovered = 0
+    /// Lost packets left silent (nothing to conceal from).
+    public var silenced = 0
     /// Forwarding copies the kernel refused (full socket buffer).
     public var sendFailures = 0
     /// Mixed packets sent to WebRTC members (`WebRTCMix`: 20 ms each, one stream per member).
@@ -130,6 +138,8 @@ final class MediaLoop: @unchecked Sendable {
     private struct MediaRoom {
         var engineRoom: RoomID
         var openedAtTick: Int
+        /// The playout clock the room's jitter buffers share: its publishers play aligned by capture time.
+        var clock: PlayoutClock
         /// Indexes into `members` of this room's members, in the order they were added (`reindex`).
         var members: [Int] = []
     }
@@ -170,6 +180,10 @@ final class MediaLoop: @unchecked Sendable {
     private var hopHeld: [Bool] = []
     private var mixHop = [Float](repeating: 0, count: AnalysisFormat.hopSize)
     private var roomSum = [Float](repeating: 0, count: AnalysisFormat.hopSize)
+    /// The receiver's wall clock (Unix seconds) at sample 0 of the playout clock (the loop's tick 0).
+    private var wallClockAtZero: Double?
+    /// Losses of the jitter buffers of members removed so far.
+    private var lostByRemoved = RTPStreamStatistics()
     /// Where datagrams reach `socket`: no receiver may be one of these, and none is taken from one.
     private var ownAddresses: UDPSocket.OwnAddresses
 
@@ -242,6 +256,10 @@ final class MediaLoop: @unchecked Sendable {
         running.wait()
     }
 
+    /// When the loop's clock started (tick 0 began), in uptime nanoseconds (`PacedTicker.uptimeNanoseconds`);
+    /// 0 before `start` has begun it. From any thread.
+    var startTime: UInt64 { startedAt.load(ordering: .acquiring) }
+
     /// The ticks the loop has run; from any thread.
     var tickCount: Int { publishedTicks.load(ordering: .acquiring) }
 
@@ -268,6 +286,8 @@ final class MediaLoop: @unchecked Sendable {
         }
         ticker.start()
         startedAt.store(ticker.startTime, ordering: .releasing)
+        wallClockAtZero = RTCPSenderReport.unixTimeNow() - Double(PacedTicker.uptimeNanoseconds() - ticker.startTime) / 1e9
+        for room in rooms.values { room.clock.wallClockAtZero = wallClockAtZero }
         var source = SocketAddress(host: "0.0.0.0", port: 0)!
         while !stopFlag.load(ordering: .acquiring) {
             applyCommands()
@@ -316,7 +336,9 @@ final class MediaLoop: @unchecked Sendable {
         case .openRoom(let room):
             guard rooms[room] == nil else { return }
             let engineRoom = engine.addRoom(name: room.rawValue)
-            rooms[room] = MediaRoom(engineRoom: engineRoom, openedAtTick: ticks)
+            let clock = PlayoutClock(configuration: JitterBufferConfiguration())
+            clock.wallClockAtZero = wallClockAtZero
+            rooms[room] = MediaRoom(engineRoom: engineRoom, openedAtTick: ticks, clock: clock)
             roomOfEngineRoom[engineRoom] = room
             delegate?.roomOpened(room, tick: ticks)
         case .closeRoom(let room):
@@ -385,10 +407,16 @@ final class MediaLoop: @unchecked Sendable {
     /// Gives a member that publishes its engine stream and jitter buffer.
     private func publish(_ member: inout Member, ssrc: SSRC, in room: MediaRoom) {
         member.stream = engine.addStream(name: member.participant.rawValue, room: room.engineRoom)
-        member.jitter = try? RTPStreamReceiver(ssrc: ssrc.rawValue, mode: .decode, startTick: ticks)
+        member.jitter = try? RTPStreamReceiver(ssrc: ssrc.rawValue, mode: .decode, startTick: ticks, clock: room.clock)
     }
 
     private func removeMember(at index: Int) {
+        if let jitter = members[index].jitter {
+            // Its losses stay in the totals.
+            lostByRemoved.concealed += jitter.statistics.concealed
+            lostByRemoved.recovered += jitter.statistics.recovered
+            lostByRemoved.silenced += jitter.statistics.silenced
+        }
         if let stream = members[index].stream {
             // The engine's closing events come after the member is gone: end its recorded speech now.
             if recordsAudio, engine.isSpeaking(stream), let room = rooms[members[index].room] {
@@ -434,8 +462,20 @@ final class MediaLoop: @unchecked Sendable {
             counters.fromSelf += 1
             return
         }
-        guard !RTPPacket.isRTCP(bytes) else {
+        if RTPPacket.isRTCP(bytes) {
+            // Counted, never forwarded. A bound publisher's sender report aligns its stream; a report of an
+            // SSRC no publisher holds, or from another address, is dropped as RTP would be; other RTCP is skipped.
             counters.rtcp += 1
+            guard let report = RTCPSenderReport.parse(bytes) else { return }
+            guard let index = memberOfSSRC[SSRC(report.ssrc)] else {
+                counters.unknownSSRC += 1
+                return
+            }
+            guard let bound = members[index].source, bound == (bound.port == 0 ? source.withPort(0) : source) else {
+                counters.wrongSource += 1
+                return
+            }
+            if members[index].jitter?.receive(report) == true { counters.senderReports += 1 }
             return
         }
         guard case .packet(let packet) = RTPPacket.parse(bytes, audioLevelID: 1) else {
@@ -469,7 +509,9 @@ final class MediaLoop: @unchecked Sendable {
             guard let receiver = members[other].receiver else { continue }
             if socket.send(bytes, to: receiver) { counters.forwarded += 1 } else { counters.sendFailures += 1 }
         }
-        _ = member.jitter?.insert(packet, datagram: bytes)
+        // 16 kHz samples since tick 0 (62,500 ns each).
+        let arrival = Int((ticker.now() &- ticker.startTime) / 62_500)
+        _ = member.jitter?.insert(packet, datagram: bytes, arrival: arrival)
     }
 
     private func tick(_ hop: UnsafeMutableBufferPointer<Float>, began: UInt64) {
@@ -487,6 +529,7 @@ final class MediaLoop: @unchecked Sendable {
             }
         }
         if mixing { sendMixes() }
+        if ticks % 100 == 0 { countLosses() }
         engine.tick()
         ticker.advance()
         publishedTicks.store(ticks, ordering: .releasing)
@@ -508,6 +551,20 @@ final class MediaLoop: @unchecked Sendable {
         let snapshot = counters
         statisticsBox.withLock { $0 = snapshot }
         delegate?.tickEnded(ticks: ticks)
+    }
+
+    /// Adds up the jitter buffers' losses (once a second: O(members)).
+    private func countLosses() {
+        var concealed = lostByRemoved.concealed, recovered = lostByRemoved.recovered, silenced = lostByRemoved.silenced
+        for member in members {
+            guard let statistics = member.jitter?.statistics else { continue }
+            concealed += statistics.concealed
+            recovered += statistics.recovered
+            silenced += statistics.silenced
+        }
+        counters.concealed = concealed
+        counters.recovered = recovered
+        counters.silenced = silenced
     }
 
     /// Gives each WebRTC member this tick's sum of the other publishers' hops in its room: the room's

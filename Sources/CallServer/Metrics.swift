@@ -42,8 +42,18 @@ struct Metrics {
                 name: "activespeaker_rtp_packets_dropped_total", help: "RTP packets dropped, by reason.", type: "counter",
                 samples: drops.map { (#"reason=""# + $0.0 + #"""#, Double($0.1)) }),
             Family(
-                name: "activespeaker_rtcp_packets_total", help: "RTCP packets on the RTP port (RFC 5761), skipped: not parsed, not forwarded.",
+                name: "activespeaker_rtcp_packets_total", help: "RTCP packets on the RTP port (RFC 5761): not forwarded; sender reports of publishers also counted below.",
                 type: "counter", samples: [("", Double(media.rtcp))]),
+            Family(
+                name: "activespeaker_rtp_packets_lost_total",
+                help: "Packets the publishers' jitter buffers lost, by what played in their place.", type: "counter",
+                samples: [
+                    (#"outcome="concealed""#, Double(media.concealed)), (#"outcome="recovered""#, Double(media.recovered)),
+                    (#"outcome="silenced""#, Double(media.silenced)),
+                ]),
+            Family(
+                name: "activespeaker_rtcp_sender_reports_total", help: "RTCP sender reports used to align publishers by capture time.",
+                type: "counter", samples: [("", Double(media.senderReports))]),
             Family(
                 name: "activespeaker_rtp_send_failures_total", help: "Forwarded copies the kernel refused.", type: "counter",
                 samples: [("", Double(media.sendFailures))]),

@@ -12,9 +12,13 @@ struct ListenCommand: Command {
         Receives RTP (RFC 3550) with Opus payloads (RFC 7587) on one or more UDP
         addresses, IPv4 or IPv6, and treats every SSRC as one stream of one room.
         Each stream passes a jitter buffer (reordering, duplicates, sequence
-        wrap-around, timestamp jumps; lost packets are concealed by libopus;
-        no packets, as in DTX, is silence). Every 10 ms of wall-clock time the
-        engine decides, so t is seconds since the start.
+        wrap-around, timestamp jumps; a lost packet is decoded from the next
+        packet's in-band FEC where it has one, else concealed by libopus; no
+        packets, as in DTX, is silence). The buffers share one playout clock:
+        streams play by capture time - from RTCP sender reports where senders
+        send them, else from their fastest recent packets - plus one delay for
+        all, which grows while packets come later. Every 10 ms of wall-clock
+        time the engine decides, so t is seconds since the start.
         decode: Opus is decoded and the engine's VAD hears the audio.
         levels: nothing is decoded; the RFC 6464 audio levels in the RTP header
         extension (the one-byte or two-byte form of RFC 8285) drive a level-based
@@ -42,7 +46,12 @@ struct ListenCommand: Command {
             e.g. alice=0x1234abcd. Others are ssrc-<hex>.
             """),
         .value("payload-type", "PT", help: "Accept only this payload type (default: any)."),
-        .value("jitter", "MS", help: "Jitter-buffer delay (default 60)."),
+        .value("jitter", "MS", help: """
+            Smallest playout delay after capture (default 60);
+            the room's delay grows above it while packets come
+            later, up to --max-jitter.
+            """),
+        .value("max-jitter", "MS", help: "Largest playout delay (default 500)."),
         .value("stream-timeout", "SECONDS", help: """
             Remove a stream after this long without an
             accepted packet (default 30; longer than
@@ -75,17 +84,23 @@ struct ListenCommand: Command {
         and with --stats, last:
           {"type":"stats","duration":30.000,"packets":3000,"malformed":{"tooShort":0,
             "badVersion":0,...},"ignored":0,"streams":{"alice":{"packets":1500,"lost":2,
-            "late":0,"duplicates":1,...,"removed":0}},"cpuSeconds":0.412}
+            "concealed":1,"recovered":1,"silenced":0,"late":0,"duplicates":1,...,
+            "senderReports":30,"removed":0}},"timing":{"alice":"rtcp"},
+            "playoutDelay":0.070,"cpuSeconds":0.412}
         A stream's stats add up all the times its SSRC was a stream; "removed" counts
-        its removals after --stream-timeout.
+        its removals after --stream-timeout. "lost" = "concealed" (libopus PLC) +
+        "recovered" (in-band FEC) + "silenced" (nothing to conceal from); "timing"
+        says whether each present stream is placed by its sender reports ("rtcp")
+        or by its arrivals ("arrival"); "playoutDelay" is the room's delay at
+        the end.
         In levels mode, levels lines give each stream's last RFC 6464 level. Standard
         error says once where RTP is received, with the bound ports (HOST:0 binds
         any free port):
           activespeaker: receiving RTP on 127.0.0.1:40123, [::1]:40124
 
-        DELAY: a packet plays --jitter ms after a talk spurt's first packet arrives,
-        so events come that much later than with live capture, plus the engine's
-        decision delay (t - since).
+        DELAY: a packet plays the room's playout delay (--jitter ms at least) after
+        its capture, so events come that much later than with live capture, plus
+        the engine's decision delay (t - since).
 
         EXIT STATUS: 0 after Ctrl-C or --duration; 1 if an address cannot be bound;
         64 command-line error.
@@ -139,6 +154,11 @@ struct ListenCommand: Command {
             guard let milliseconds = Int(text), (0...1000).contains(milliseconds) else { throw .usage("--jitter \(text): expected 0-1000 ms") }
             jitter.delay = Double(milliseconds) / 1000
         }
+        if let text = options.value("max-jitter") {
+            guard let milliseconds = Int(text), (0...1000).contains(milliseconds) else { throw .usage("--max-jitter \(text): expected 0-1000 ms") }
+            jitter.maximumDelay = Double(milliseconds) / 1000
+        }
+        jitter.maximumDelay = max(jitter.maximumDelay, jitter.delay)
         self.jitter = jitter
         streamTimeoutTicks = try Self.streamTimeoutTicks(options.value("stream-timeout"), jitter: jitter)
         durationTicks = try LiveOptions.durationTicks(options.value("duration"))
@@ -179,6 +199,10 @@ struct ListenCommand: Command {
         var packets = 0, ignored = 0
         var ticker = PacedTicker()
         ticker.start()
+        let startTime = ticker.startTime
+        // Sample 0 of the playout clock on the wall clock, where sender reports' times are placed.
+        room.clock.wallClockAtZero = RTCPSenderReport.unixTimeNow() - Double(PacedTicker.uptimeNanoseconds() - startTime) / 1e9
+        var senderReports = 0
 
         /// Takes in every datagram that has arrived; false once a stop is requested.
         func drain() throws(CommandError) -> Bool {
@@ -186,7 +210,11 @@ struct ListenCommand: Command {
                 while let count = socket.receive(into: datagram) {
                     let bytes = UnsafeRawBufferPointer(rebasing: datagram[..<count])
                     if RTPPacket.isRTCP(bytes) {
-                        ignored += 1
+                        if let report = RTCPSenderReport.parse(bytes), room.receive(report) {
+                            senderReports += 1
+                        } else {
+                            ignored += 1
+                        }
                         continue
                     }
                     switch RTPPacket.parse(bytes, audioLevelID: audioLevelID) {
@@ -199,7 +227,8 @@ struct ListenCommand: Command {
                         }
                         packets += 1
                         let name = names[packet.ssrc] ?? "ssrc-" + Self.hex(packet.ssrc)
-                        if try room.receive(packet, datagram: bytes, name: name) == .invalidPayload {
+                        let arrival = Int((PacedTicker.uptimeNanoseconds() - startTime) / 62_500)  // 16 kHz samples
+                        if try room.receive(packet, datagram: bytes, name: name, arrival: arrival) == .invalidPayload {
                             malformed[.invalidOpus, default: 0] += 1
                         }
                     }
@@ -221,18 +250,24 @@ struct ListenCommand: Command {
         if stats {
             var reasons = JSONLine()
             for reason in RTPMalformation.allCases { reasons.add(reason.rawValue, malformed[reason] ?? 0) }
-            var streams = JSONLine()
+            var streams = JSONLine(), timing = JSONLine()
             for (name, statistics, removals) in room.streamStatistics {
+                timing.add(name, room.usesSenderReports(name) ? "rtcp" : "arrival")
                 var entry = JSONLine()
                 entry.add("packets", statistics.packets)
                 entry.add("played", statistics.played)
                 entry.add("lost", statistics.lost)
+                entry.add("concealed", statistics.concealed)
+                entry.add("recovered", statistics.recovered)
+                entry.add("silenced", statistics.silenced)
                 entry.add("late", statistics.late)
                 entry.add("duplicates", statistics.duplicates)
                 entry.add("overflowed", statistics.overflowed)
                 entry.add("restarts", statistics.restarts)
                 entry.add("jumps", statistics.jumps)
                 entry.add("spurts", statistics.spurts)
+                entry.add("realignments", statistics.realignments)
+                entry.add("senderReports", statistics.senderReports)
                 entry.add("removed", removals)
                 streams.add(name, entry)
             }
@@ -242,7 +277,10 @@ struct ListenCommand: Command {
             line.add("packets", packets)
             line.add("malformed", reasons)
             line.add("ignored", ignored)
+            line.add("senderReports", senderReports)
             line.add("streams", streams)
+            line.add("timing", timing)
+            line.add("playoutDelay", Double(room.clock.delay) / Double(AnalysisFormat.sampleRate), decimals: 3)
             line.add("cpuSeconds", Self.cpuSeconds() - cpuAtStart, decimals: 3)
             let lost = room.streamStatistics.reduce(0) { $0 + $1.statistics.lost }
             let cpu = JSONLine.fixed(Self.cpuSeconds() - cpuAtStart, decimals: 3)
@@ -312,6 +350,8 @@ final class ListenRoom {
     private let mode: RTPStreamReceiver.Mode
     private let jitter: JitterBufferConfiguration
     private let runner: RoomRunner
+    /// The playout clock all the room's jitter buffers share.
+    let clock: PlayoutClock
     private var streams: ListenStreams
     /// The receivers of the present streams, by source index of the runner.
     private var receivers: [Int: RTPStreamReceiver] = [:]
@@ -331,6 +371,7 @@ final class ListenRoom {
         self.jitter = jitter
         self.output = output
         streams = ListenStreams(timeout: streamTimeoutTicks)
+        clock = PlayoutClock(configuration: jitter)
         runner = try RoomRunner(configuration: configuration, roomName: "listen")
     }
 
@@ -345,15 +386,29 @@ final class ListenRoom {
         return totals
     }
 
+    /// Whether the present stream of `name` is placed by its sender reports.
+    func usesSenderReports(_ name: String) -> Bool {
+        receivers.contains { output.names[$0.key] == name && $0.value.usesSenderReports }
+    }
+
+    /// Hands a sender report to its stream; false if its SSRC is no stream now (or the report is unusable).
+    func receive(_ report: RTCPSenderReport) -> Bool {
+        guard let index = streams.index(of: report.ssrc), let receiver = receivers[index] else { return false }
+        return receiver.receive(report)
+    }
+
     /// Takes a packet in, adding its stream on its first packet (or its first since its removal).
-    func receive(_ packet: RTPPacket, datagram: UnsafeRawBufferPointer, name: String) throws(CommandError) -> RTPStreamReceiver.Insertion {
+    /// - Parameter arrival: When it arrived, in 16 kHz samples of the playout clock.
+    func receive(
+        _ packet: RTPPacket, datagram: UnsafeRawBufferPointer, name: String, arrival: Int
+    ) throws(CommandError) -> RTPStreamReceiver.Insertion {
         let index: Int
         if let known = streams.index(of: packet.ssrc) {
             index = known
         } else {
             let receiver: RTPStreamReceiver
             do {
-                receiver = try RTPStreamReceiver(ssrc: packet.ssrc, mode: mode, configuration: jitter, startTick: ticks)
+                receiver = try RTPStreamReceiver(ssrc: packet.ssrc, mode: mode, configuration: jitter, startTick: ticks, clock: clock)
             } catch {
                 throw .failure("\(error)")
             }
@@ -369,7 +424,7 @@ final class ListenRoom {
             try output.streamAdded(
                 time: Double(ticks) / 100, stream: index, details: [("ssrc", .text("0x" + ListenCommand.hex(packet.ssrc)))])
         }
-        let insertion = receivers[index]!.insert(packet, datagram: datagram)
+        let insertion = receivers[index]!.insert(packet, datagram: datagram, arrival: arrival)
         if insertion == .accepted { streams.accepted(ssrc: packet.ssrc, tick: ticks) }
         return insertion
     }
@@ -472,6 +527,11 @@ extension RTPStreamStatistics {
         packets += other.packets
         played += other.played
         lost += other.lost
+        concealed += other.concealed
+        recovered += other.recovered
+        silenced += other.silenced
+        realignments += other.realignments
+        senderReports += other.senderReports
         duplicates += other.duplicates
         late += other.late
         overflowed += other.overflowed

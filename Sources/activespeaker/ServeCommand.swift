@@ -294,6 +294,10 @@ struct ServeCommand: Command {
         line.add("refusedReceivers", statistics.refusedReceivers)
         line.add("oversized", statistics.oversized)
         line.add("overBudget", statistics.overBudget)
+        line.add("senderReports", statistics.senderReports)
+        line.add("concealed", statistics.concealed)
+        line.add("recovered", statistics.recovered)
+        line.add("silenced", statistics.silenced)
         output.write(line.rendered)
     }
 }

@@ -245,7 +245,7 @@ import TestSupport
         let intruder = try UDPSocket(address: "127.0.0.1:0")
         let destination = try #require(SocketAddress(host: "127.0.0.1", port: server.rtpPort))
         for ssrc in [0xDEAD_BEEF, bobSSRC] {
-            let sender = try RTPAudioSender(socket: intruder, ssrc: ssrc)
+            let sender = try RTPAudioSender(socket: intruder, ssrc: ssrc, senderReportInterval: 0)
             let frame = [Float](repeating: 0.1, count: 960)
             for _ in 0..<20 { _ = try frame.withUnsafeBufferPointer { try sender.send(frame: $0, to: destination) } }
         }

@@ -13,13 +13,18 @@ struct RTPAudioSenderTests {
         var source: SocketAddress
     }
 
-    /// Takes the one datagram the sender just sent.
-    static func receive(_ socket: UDPSocket) throws -> Received {
-        try #require(UDPSocket.wait([socket], timeout: 2))
+    /// Takes the RTP packet the sender just sent, passing over its RTCP sender reports (into `reports`).
+    static func receive(_ socket: UDPSocket, reports: inout [RTCPSenderReport]) throws -> Received {
         var buffer = [UInt8](repeating: 0, count: 2048)
         var source = try #require(SocketAddress(host: "0.0.0.0", port: 0))
-        let count = try #require(buffer.withUnsafeMutableBytes { socket.receive(into: $0, from: &source) })
-        let bytes = Array(buffer[..<count])
+        var bytes: [UInt8] = []
+        for _ in 0..<3 {
+            try #require(UDPSocket.wait([socket], timeout: 2))
+            let count = try #require(buffer.withUnsafeMutableBytes { socket.receive(into: $0, from: &source) })
+            bytes = Array(buffer[..<count])
+            guard bytes.withUnsafeBytes({ RTPPacket.isRTCP($0) }) else { break }
+            reports.append(try #require(bytes.withUnsafeBytes { RTCPSenderReport.parse($0) }))
+        }
         guard case .packet(let packet) = bytes.withUnsafeBytes({ RTPPacket.parse($0, audioLevelID: 1) }) else {
             Issue.record("malformed packet")
             throw SpeakerIOError(.address(source.description), .invalidPacket)
@@ -38,6 +43,7 @@ struct RTPAudioSenderTests {
         // A 440 Hz tone of amplitude 0.25: mean square 0.03125, −15.05 dBov, level 15.
         let tone = Signals.tone(frequency: 440, sampleRate: 48000, count: 48000, amplitude: 0.25)
         var received: [Received] = []
+        var reports: [RTCPSenderReport] = []
         var frameIndex = 0
         func send(_ count: Int, voice: Bool = true) throws {
             for _ in 0..<count {
@@ -45,7 +51,7 @@ struct RTPAudioSenderTests {
                     try sender.send(frame: $0, to: destination, voice: voice)
                 }
                 #expect(sent)
-                received.append(try Self.receive(receiver))
+                received.append(try Self.receive(receiver, reports: &reports))
                 frameIndex += 1
             }
         }
@@ -67,6 +73,10 @@ struct RTPAudioSenderTests {
             #expect(packet.packet.audioLevel == AudioLevel(level: 15, voice: !(20..<30).contains(index)))
         }
         #expect(sender.lastAudioLevel?.level == 15)
+        // A sender report after the first packet: the timestamp where that frame ends, the wall clock now.
+        #expect(sender.senderReportsSent == 1 && reports.count == 1)
+        #expect(reports.first?.ssrc == 0xCAFE_F00D && reports.first?.rtpTimestamp == (UInt32.max - 2000) &+ 960)
+        #expect(abs((reports.first?.unixTime ?? 0) - Date().timeIntervalSince1970) < 60)
 
         // The audio decodes to the tone's level (after the codec settles).
         let decoder = try OpusPacketDecoder(sampleRate: 48000)

@@ -8,8 +8,10 @@ struct OpusSender {
     var packets: [(sequence: UInt16, timestamp: UInt32, payload: [UInt8], level: UInt8)] = []
 
     /// Encodes `signal` (48 kHz) from `firstSequence`/`firstTimestamp` on; `level` per packet as RFC 6464.
-    init(signal: [Float], firstSequence: UInt16 = 1000, firstTimestamp: UInt32 = 123_456) throws {
+    /// `expectedLossPercent` > 0 makes the packets carry in-band FEC.
+    init(signal: [Float], firstSequence: UInt16 = 1000, firstTimestamp: UInt32 = 123_456, expectedLossPercent: Int = 0) throws {
         let encoder = try OpusPacketEncoder(sampleRate: 48000, bitrate: 32000)
+        try encoder.setInbandFEC(expectedLossPercent: expectedLossPercent)
         var sequence = firstSequence, timestamp = firstTimestamp
         for start in stride(from: 0, to: signal.count - 960 + 1, by: 960) {
             let frame = Array(signal[start..<start + 960])
@@ -135,8 +137,9 @@ struct RTPStreamReceiverTests {
         }
         let receiver = try RTPStreamReceiver(ssrc: 42, mode: .decode, startTick: 0)
         let (_, outputs) = play(receiver, ticks: 2 * sender.packets.count + 120, schedule: schedule)
-        // During the pause nothing plays: the engine gets no hop (silence), and no loss is counted.
-        #expect(outputs[(6 + 40 + 2)..<(40 + 100)].allSatisfy { $0 == .silence })
+        // During the pause nothing plays once the 100 ms concealment of the buffer running empty is over:
+        // the engine gets no hop (silence), and no loss is counted.
+        #expect(outputs[(6 + 40 + 10)..<(40 + 100)].allSatisfy { $0 == .silence })
         #expect(receiver.statistics.lost == 0)
         #expect(receiver.statistics.spurts == 2)
         #expect(receiver.statistics.played == sender.packets.count)
@@ -212,6 +215,7 @@ struct RTPStreamReceiverTests {
             }
             outputs.append(hop.withUnsafeMutableBufferPointer { receiver.pull(tick: tick, into: $0) })
         }
-        #expect(outputs.filter { $0 == .audio }.count == 2 * sender.packets.count)
+        // Then 40 ms of the concealment after the last packet, until the run ends.
+        #expect(outputs.filter { $0 == .audio }.count == 2 * sender.packets.count + 4)
     }
 }

@@ -7,6 +7,12 @@
 /// (20 ms at the 48 kHz RTP clock) per frame. The marker bit is set on the first packet of each talk
 /// spurt: the first packet, and the first after `resume()` or `skip(frames:)`.
 ///
+/// Every packet carries Opus in-band FEC for the one before it (sized for 10 % loss by default), so a
+/// receiver can decode a lost packet from the next. After the first packet and then every
+/// `senderReportInterval` packets (1 s by default) it also sends an RTCP sender report (RFC 3550 §6.4.1,
+/// with an SDES CNAME) to the same address: the RTP timestamp of the audio's end and the wall clock
+/// then, which lets a receiver align this stream with others by capture time.
+///
 /// A muted publisher calls `skip(frames:)` for each frame it does not send, so its timestamp clock
 /// keeps running: the next packet continues with a timestamp gap and consecutive sequence numbers,
 /// as a WebRTC client does after a mute.
@@ -37,6 +43,10 @@ public final class RTPAudioSender {
     public private(set) var lastAudioLevel: AudioLevel?
     /// The Opus bit rate in bits per second.
     public var bitrate: Int { encoder.bitrate }
+    /// Packets between RTCP sender reports; 0: none.
+    public let senderReportInterval: Int
+    /// RTCP sender reports the socket took.
+    public private(set) var senderReportsSent = 0
 
     /// Samples per frame: 960 (20 ms at 48 kHz).
     public static let frameSize = 960
@@ -44,6 +54,10 @@ public final class RTPAudioSender {
     private let encoder: OpusPacketEncoder
     private let packet: UnsafeMutableRawBufferPointer
     private var markNext = true
+    private var octetsSent: UInt32 = 0
+    /// The compound RTCP packet (sender report and SDES) and the CNAME it carries.
+    private let report: UnsafeMutableRawBufferPointer
+    private let cname: [UInt8]
 
     /// Creates a sender on a bound socket.
     ///
@@ -56,11 +70,15 @@ public final class RTPAudioSender {
     ///   - bitrate: Opus bits per second; 32000 by default (24000…32000 suits speech).
     ///   - firstSequenceNumber: The first packet's sequence number; random by default (RFC 3550).
     ///   - firstTimestamp: The first frame's timestamp; random by default.
+    ///   - expectedLossPercent: The loss in-band FEC is sized for, 0…100 (0: no FEC); 10 by default.
+    ///   - senderReportInterval: Packets between RTCP sender reports (0: none); 50 (1 s) by default.
     /// - Throws: `SpeakerIOError` (`.codecFailed`) if libopus refuses the bit rate.
     public init(
         socket: UDPSocket, ssrc: UInt32, payloadType: UInt8 = 111, audioLevelID: Int = 1, bitrate: Int = 32000,
-        firstSequenceNumber: UInt16 = .random(in: .min ... .max), firstTimestamp: UInt32 = .random(in: .min ... .max)
+        firstSequenceNumber: UInt16 = .random(in: .min ... .max), firstTimestamp: UInt32 = .random(in: .min ... .max),
+        expectedLossPercent: Int = 10, senderReportInterval: Int = 50
     ) throws {
+        precondition(senderReportInterval >= 0, "an interval ≥ 0")
         precondition(payloadType < 128, "the payload type is 7 bits")
         precondition((1...14).contains(audioLevelID), "a one-byte extension id is 1…14")
         self.socket = socket
@@ -70,6 +88,12 @@ public final class RTPAudioSender {
         sequenceNumber = firstSequenceNumber
         timestamp = firstTimestamp
         encoder = try OpusPacketEncoder(sampleRate: 48000, bitrate: bitrate)
+        try encoder.setInbandFEC(expectedLossPercent: expectedLossPercent)
+        self.senderReportInterval = senderReportInterval
+        let hex = String(ssrc, radix: 16)
+        cname = Array(("activespeaker-" + String(repeating: "0", count: 8 - hex.count) + hex).utf8)
+        report = .allocate(byteCount: RTCPSenderReport.compoundLength(cnameBytes: cname.count), alignment: 16)
+        report.initializeMemory(as: UInt8.self, repeating: 0)
         packet = .allocate(
             byteCount: RTPPacket.headerLength(withAudioLevel: true) + OpusPacketEncoder.maximumPacketBytes, alignment: 16)
         packet.initializeMemory(as: UInt8.self, repeating: 0)
@@ -79,15 +103,18 @@ public final class RTPAudioSender {
     /// - Throws: `SpeakerIOError` for the address (see `UDPSocket`) or the encoder.
     public convenience init(
         localAddress: String, ssrc: UInt32, payloadType: UInt8 = 111, audioLevelID: Int = 1, bitrate: Int = 32000,
-        firstSequenceNumber: UInt16 = .random(in: .min ... .max), firstTimestamp: UInt32 = .random(in: .min ... .max)
+        firstSequenceNumber: UInt16 = .random(in: .min ... .max), firstTimestamp: UInt32 = .random(in: .min ... .max),
+        expectedLossPercent: Int = 10, senderReportInterval: Int = 50
     ) throws {
         try self.init(
             socket: UDPSocket(address: localAddress), ssrc: ssrc, payloadType: payloadType, audioLevelID: audioLevelID,
-            bitrate: bitrate, firstSequenceNumber: firstSequenceNumber, firstTimestamp: firstTimestamp)
+            bitrate: bitrate, firstSequenceNumber: firstSequenceNumber, firstTimestamp: firstTimestamp,
+            expectedLossPercent: expectedLossPercent, senderReportInterval: senderReportInterval)
     }
 
     deinit {
         packet.deallocate()
+        report.deallocate()
     }
 
     /// Encodes, packetises and sends one frame.
@@ -103,6 +130,10 @@ public final class RTPAudioSender {
     @discardableResult
     public func send(frame: UnsafeBufferPointer<Float>, to address: SocketAddress, voice: Bool = false) throws -> Bool {
         precondition(frame.count == Self.frameSize, "a frame is \(Self.frameSize) samples (20 ms at 48 kHz)")
+        // A report's wall clock is read as the frame is handed over: its end is captured now.
+        let packets = packetsSent + packetsNotSent + 1
+        let reportDue = senderReportInterval > 0 && packets % senderReportInterval == 1 % senderReportInterval
+        let handedOver = reportDue ? RTCPSenderReport.unixTimeNow() : 0
         let level = AudioLevel(meanSquare: AudioLevel.meanSquare(frame), voice: voice)
         let header = RTPPacket.writeHeader(
             marker: markNext, payloadType: payloadType, sequenceNumber: sequenceNumber, timestamp: timestamp,
@@ -114,7 +145,19 @@ public final class RTPAudioSender {
         markNext = false
         sequenceNumber &+= 1
         timestamp &+= UInt32(Self.frameSize)
+        octetsSent &+= UInt32(truncatingIfNeeded: payload)
+        if reportDue { sendReport(capturedAt: handedOver, to: address) }
         return sent
+    }
+
+    /// Sends a sender report: the frame just sent ended at `time` (Unix seconds, when it was handed over), so
+    /// the next frame's timestamp is that time's.
+    private func sendReport(capturedAt time: Double, to address: SocketAddress) {
+        let sr = RTCPSenderReport(
+            ssrc: ssrc, ntpTimestamp: RTCPSenderReport.ntpTimestamp(unixTime: time),
+            rtpTimestamp: timestamp, packetCount: UInt32(truncatingIfNeeded: packetsSent), octetCount: octetsSent)
+        let length = cname.withUnsafeBytes { sr.write(cname: $0, into: report) }
+        if socket.send(UnsafeRawBufferPointer(rebasing: report[..<length]), to: address) { senderReportsSent += 1 }
     }
 
     /// Advances the timestamp clock over `frames` frames that are not sent (muted); the next packet

@@ -6,9 +6,13 @@ import SpeakerBase
 ///
 /// Ticks are shared by all streams of a receiver: `pull(tick:)` for tick `k` returns the stream's
 /// audio for `[10k ms, 10k ms + 10 ms)` of the playout clock (see `RTPJitterBuffer` for how packets
-/// are placed on it). A tick with no packet is `.silence`: the engine then gets no hop for the stream,
-/// which it treats as silence — what a sender in DTX means. Lost packets inside a talk spurt are
-/// concealed by libopus (`OpusPacketDecoder.concealLoss`) for up to `maximumConcealment`.
+/// are placed on it). The streams of one room share a `PlayoutClock`, which keeps them aligned by
+/// capture time: give each receiver of a room the same clock, and each stream's RTCP sender reports
+/// to `receive(_:)`. A tick with no packet is `.silence`: the engine then gets no hop for the stream,
+/// which it treats as silence — what a sender in DTX means. A lost packet inside a talk spurt is decoded
+/// from the next packet's in-band FEC when that one has arrived and carries it
+/// (`OpusPacketDecoder.decodeFEC`), else concealed by libopus (`OpusPacketDecoder.concealLoss`) for up to
+/// `maximumConcealment`.
 ///
 /// A `HopSource`: a `RoomRunner` or the server's media loop pulls it once per tick.
 ///
@@ -47,6 +51,10 @@ public final class RTPStreamReceiver: HopSource {
     public let mode: Mode
     /// Counters.
     public var statistics: RTPStreamStatistics { buffer.statistics }
+    /// The room's playout clock.
+    public var clock: PlayoutClock { buffer.clock }
+    /// Whether the stream is placed by its sender's RTCP reports now (else by its packets' arrivals).
+    public var usesSenderReports: Bool { buffer.usesSenderReports }
 
     private var buffer: RTPJitterBuffer
     private let decoder: OpusPacketDecoder?
@@ -55,16 +63,27 @@ public final class RTPStreamReceiver: HopSource {
     private let audible: UnsafeMutableBufferPointer<Bool>
     private let scratch: UnsafeMutableBufferPointer<Float>
     private var lastDuration = 320
+    /// The tick packets are being received for: the one after the last pulled.
+    private var receivingTick: Int
     private var lastLevel: AudioLevel?
     /// Level-only mode: (start, end, level) spans on the clock, oldest first.
     private var spans: [(start: Int, end: Int, level: AudioLevel?)] = []
 
     /// Creates the receiver of a stream that joins at tick `startTick`.
+    /// - Parameters:
+    ///   - clock: The playout clock of the stream's room, shared with the room's other receivers; nil gives the
+    ///     stream a clock of its own, made from `configuration`.
     /// - Throws: `SpeakerIOError` if libopus cannot make a decoder (decode mode).
-    public init(ssrc: UInt32, mode: Mode, configuration: JitterBufferConfiguration = JitterBufferConfiguration(), startTick: Int) throws {
+    public init(
+        ssrc: UInt32, mode: Mode, configuration: JitterBufferConfiguration = JitterBufferConfiguration(), startTick: Int,
+        clock: PlayoutClock? = nil
+    ) throws {
         self.ssrc = ssrc
         self.mode = mode
-        buffer = RTPJitterBuffer(configuration: configuration, start: startTick * AnalysisFormat.hopSize)
+        receivingTick = startTick
+        buffer = RTPJitterBuffer(
+            configuration: configuration, start: startTick * AnalysisFormat.hopSize,
+            clock: clock ?? PlayoutClock(configuration: configuration), concealsWhenEmpty: mode == .decode)
         decoder = mode == .decode ? try OpusPacketDecoder(sampleRate: AnalysisFormat.sampleRate) : nil
         fifo = .allocate(capacity: Self.fifoCapacity)
         fifo.initialize(repeating: 0)
@@ -86,10 +105,12 @@ public final class RTPStreamReceiver: HopSource {
     /// - Parameters:
     ///   - packet: The packet, parsed from `datagram`.
     ///   - datagram: The bytes it was parsed from.
+    ///   - arrival: When it arrived, in samples of the playout clock (16 kHz, sample 0 = the start of tick 0);
+    ///     nil: at the start of the tick after the last pulled.
     /// - Returns: What happened to it.
     /// - Complexity: O(1); allocates nothing.
     @discardableResult
-    public func insert(_ packet: RTPPacket, datagram: UnsafeRawBufferPointer) -> Insertion {
+    public func insert(_ packet: RTPPacket, datagram: UnsafeRawBufferPointer, arrival: Int? = nil) -> Insertion {
         let payload = UnsafeRawBufferPointer(rebasing: datagram[packet.payload])
         // The TOC byte(s) give the duration; a payload libopus cannot even size is malformed.
         let samples = opus_packet_get_nb_samples(payload.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(payload.count), Int32(AnalysisFormat.sampleRate))
@@ -97,13 +118,27 @@ public final class RTPStreamReceiver: HopSource {
             buffer.statistics.invalidPayloads += 1
             return .invalidPayload
         }
-        switch buffer.insert(packet, payload: payload, duration: Int(samples)) {
+        let fec = mode == .decode && OpusPacketDecoder.hasInbandFEC(payload)
+        switch buffer.insert(
+            packet, payload: payload, duration: Int(samples), arrival: arrival ?? receivingTick * AnalysisFormat.hopSize, fec: fec)
+        {
         case .accepted: return .accepted
         case .duplicate: return .duplicate
         case .late: return .late
         case .overflow: return .overflow
         case .probation: return .probation
         }
+    }
+
+    /// Takes in an RTCP sender report of this stream: from then on its packets are placed by their capture
+    /// time on the sender's wall clock, while that agrees with their arrivals (see `StreamTiming`).
+    /// - Returns: False if the report cannot be used: another SSRC, or the clock has no `wallClockAtZero`.
+    /// - Complexity: O(1); allocates nothing.
+    @discardableResult
+    public func receive(_ report: RTCPSenderReport) -> Bool {
+        guard report.ssrc == ssrc, let sample = buffer.clock.sample(ofUnixTime: report.unixTime) else { return false }
+        buffer.noteSenderReport(timestamp: report.rtpTimestamp, sample: sample)
+        return true
     }
 
     /// The stream's output for tick `tick`.
@@ -116,11 +151,15 @@ public final class RTPStreamReceiver: HopSource {
     public func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> Output {
         let now = tick * AnalysisFormat.hopSize, end = now + AnalysisFormat.hopSize
         precondition(buffer.decidedUntil >= now, "pull is called once per tick, in order")
+        receivingTick = tick + 1
+        buffer.clock.update(now: now)
         while buffer.decidedUntil < end {
             let position = buffer.decidedUntil
-            switch buffer.next(now: now, end: end, lastDuration: lastDuration) {
+            switch buffer.next(end: end, lastDuration: lastDuration) {
             case .play(let slot, let start, let skip):
                 play(slot: slot, start: start, skip: skip)
+            case .recover(let slot, let samples):
+                recover(from: slot, samples: samples, at: position)
             case .conceal(let samples):
                 conceal(samples: samples, at: position)
             case .silence(let samples):
@@ -159,6 +198,15 @@ public final class RTPStreamReceiver: HopSource {
             if spans.count < 256 { spans.append((start + skip, start + duration, info.level)) }
             buffer.advance(to: start + duration)
         }
+    }
+
+    /// Decodes a lost packet from the FEC data of the packet in `slot` (decode mode; levels mode conceals).
+    private func recover(from slot: Int, samples: Int, at position: Int) {
+        guard mode == .decode, let decoder else { return conceal(samples: samples, at: position) }
+        let count = min(samples, scratch.count)
+        let recovered = (try? decoder.decodeFEC(from: buffer.payload(slot), samples: count, into: scratch)) ?? 0
+        if recovered > 0 { write(UnsafeBufferPointer(rebasing: scratch[..<recovered]), count: recovered, at: position) }
+        buffer.advance(to: position + max(recovered, samples))
     }
 
     private func conceal(samples: Int, at position: Int) {
