@@ -43,6 +43,11 @@ final class ServerConnection {
     /// The body length the request's `Content-Length` declared.
     var declaredBodyBytes = 0
     var response: PendingResponse?
+    /// The number of the request whose answer the delegate gives later (`WebServerDelegate.handle(_:from:answer:)`);
+    /// nil when none is awaited. An answer that arrives for another number is for a request gone.
+    var awaitedAnswer: Int?
+    /// Requests this connection has passed to the delegate.
+    var requestsDispatched = 0
 
     init(id: Int, wsi: OpaquePointer, peer: PeerAddress, messageLimit: Int) {
         self.id = id

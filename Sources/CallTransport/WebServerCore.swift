@@ -24,6 +24,8 @@ final class WebServerCore: @unchecked Sendable {
     enum Command {
         case send(Int, [UInt8])
         case close(Int, UInt16, String)
+        /// A delegate's later answer to request `request` of connection `connection`.
+        case answer(connection: Int, request: Int, HTTPResponse, closeAfter: Bool)
     }
 
     struct Inbox {
@@ -74,6 +76,10 @@ final class WebServerCore: @unchecked Sendable {
 
     /// Bytes of an HTTP body written per writeable callback.
     private static let bodyChunk = 16384
+    /// Seconds a delegate may take to answer a request later (`handle(_:from:answer:)`).
+    static let answerTimeout = 30
+    /// Seconds a connection may take to send a request's headers, or to take an answer.
+    let headerTimeout: Int
 
     init(host: String, port: Int, maximumMessageBytes: Int, maximumBodyBytes: Int, maximumQueuedBytes: Int,
          webSocketPaths: Set<String>, maximumConnectionsPerAddress: Int, headerTimeout: Int, tls: TLSIdentity?,
@@ -94,6 +100,7 @@ final class WebServerCore: @unchecked Sendable {
         self.maximumBodyBytes = maximumBodyBytes
         self.webSocketPaths = webSocketPaths
         self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
+        self.headerTimeout = headerTimeout
         self.delegate = delegate
         LibWebSockets.configureLogging()
 
@@ -397,6 +404,13 @@ final class WebServerCore: @unchecked Sendable {
                 guard let connection = connections[id], connection.acceptsMessages else { continue }
                 connection.pendingClose = (code, reason)
                 touched.append(connection)
+            case .answer(let id, let number, let response, let closeAfter):
+                // The peer may have closed meanwhile: then the connection, and its request, are gone.
+                guard let connection = connections[id], connection.awaitedAnswer == number else { continue }
+                connection.awaitedAnswer = nil
+                // The time to write it, as a request answered at once has.
+                lws_set_timeout(connection.wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(headerTimeout))
+                respond(connection, response, closeAfter: closeAfter)
             }
         }
         if stop && !stopHandled {
@@ -461,11 +475,29 @@ final class WebServerCore: @unchecked Sendable {
         dispatch(connection, closeAfter: false)
     }
 
-    /// Passes the complete request to the delegate and schedules the answer.
+    /// Passes the complete request to the delegate and schedules its answer: written at once when the
+    /// delegate answers before it returns, else when its answer comes through the inbox.
     private func dispatch(_ connection: ServerConnection, closeAfter: Bool) {
         guard let request = connection.request else { return }
-        let response = delegate?.handle(request, from: connection.peer) ?? .text(status: 503, "stopping\n")
-        respond(connection, response, closeAfter: closeAfter)
+        guard let delegate else {
+            respond(connection, .text(status: 503, "stopping\n"), closeAfter: closeAfter)
+            return
+        }
+        connection.requestsDispatched += 1
+        let id = connection.id, number = connection.requestsDispatched
+        let slot = AnswerSlot()
+        delegate.handle(request, from: connection.peer) { [weak self] response in
+            guard !slot.give(response) else { return }
+            self?.enqueue(.answer(connection: id, request: number, response, closeAfter: closeAfter))
+        }
+        if let response = slot.take() {
+            respond(connection, response, closeAfter: closeAfter)
+        } else {
+            connection.awaitedAnswer = number
+            // Instead of lws's header timeout: the delegate has this long; then the connection is closed
+            // and an answer coming later is dropped.
+            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, Int32(Self.answerTimeout))
+        }
     }
 
     private func respond(_ connection: ServerConnection, _ response: HTTPResponse, closeAfter: Bool) {
@@ -637,5 +669,40 @@ final class WebServerCore: @unchecked Sendable {
             return -1
         }
         return 0
+    }
+}
+
+/// Where a delegate's answer goes: kept for `dispatch` while the delegate's `handle` runs, handed to
+/// the inbox once it has returned. Answering twice is a delegate bug.
+private final class AnswerSlot: Sendable {
+    private enum State { case dispatching, answered(HTTPResponse), waiting, done }
+    private let state = Mutex(State.dispatching)
+
+    /// The delegate's answer. Returns true when kept for `take` (the delegate has not returned yet).
+    func give(_ response: HTTPResponse) -> Bool {
+        state.withLock { state in
+            switch state {
+            case .dispatching:
+                state = .answered(response)
+                return true
+            case .waiting:
+                state = .done
+                return false
+            case .answered, .done:
+                preconditionFailure("a WebServerDelegate answered one request twice")
+            }
+        }
+    }
+
+    /// After the delegate's `handle` returned: its answer if it gave one, else nil (it comes later).
+    func take() -> HTTPResponse? {
+        state.withLock { state in
+            if case .answered(let response) = state {
+                state = .done
+                return response
+            }
+            state = .waiting
+            return nil
+        }
     }
 }

@@ -7,6 +7,12 @@
 public protocol WebServerDelegate: AnyObject, Sendable {
     /// Answers one plain HTTP request (anything that is not a WebSocket upgrade).
     func handle(_ request: HTTPRequest, from peer: PeerAddress) -> HTTPResponse
+    /// Answers one plain HTTP request, now or later: call `answer` exactly once, from any thread. Until
+    /// then the request's connection waits and every other connection is served. For answers that may
+    /// wait on something slow (a remote store, another server); a request not answered within 30 s
+    /// has its connection closed (and its answer, if it comes, dropped). The default calls
+    /// `handle(_:from:)` and answers at once.
+    func handle(_ request: HTTPRequest, from peer: PeerAddress, answer: @escaping @Sendable (HTTPResponse) -> Void)
     /// A WebSocket connection was upgraded on `path` (without query) with the decoded `query`
     /// (decoded as in `HTTPRequest.query`: `+` is a space).
     func webSocketOpened(_ connection: ConnectionID, path: String, query: [String: String], peer: PeerAddress)
@@ -14,4 +20,10 @@ public protocol WebServerDelegate: AnyObject, Sendable {
     func webSocketReceived(_ connection: ConnectionID, text: String)
     /// The connection has closed, whoever closed it; called exactly once per opened connection.
     func webSocketClosed(_ connection: ConnectionID)
+}
+
+extension WebServerDelegate {
+    public func handle(_ request: HTTPRequest, from peer: PeerAddress, answer: @escaping @Sendable (HTTPResponse) -> Void) {
+        answer(handle(request, from: peer))
+    }
 }

@@ -65,6 +65,13 @@ struct ListenCommand: Command {
             vad.minimumLevel, vad.onset*, vad.hangover,
             leakage.*, selection.*); see docs/live.md.
             """),
+        .value("priority", "realtime|normal", help: """
+            How the receiving loop's thread is scheduled
+            (default realtime: SCHED_RR 10, so a busy machine
+            cannot make its 10 ms clock fall behind; needs
+            root, CAP_SYS_NICE or ulimit -r 10, else it runs
+            normal and says why on standard error).
+            """),
         .flag("json", help: "Write JSON Lines even on a terminal."),
         .flag("stats", help: """
             End with a stats line: packets, malformed
@@ -119,6 +126,7 @@ struct ListenCommand: Command {
     let configuration: EngineConfiguration
     let json: Bool
     let stats: Bool
+    let priority: LoopPriority
 
     init(_ options: ParsedOptions) throws(CommandError) {
         addresses = options.all("udp")
@@ -127,6 +135,9 @@ struct ListenCommand: Command {
         let modeText = options.value("mode") ?? "decode"
         guard let mode = RTPStreamReceiver.Mode(rawValue: modeText) else { throw .usage("--mode \(modeText): expected decode or levels") }
         self.mode = mode
+        let priorityText = options.value("priority") ?? LoopPriority.realtime.rawValue
+        guard let priority = LoopPriority(rawValue: priorityText) else { throw .usage("--priority \(priorityText): expected realtime or normal") }
+        self.priority = priority
         audioLevelID = try options.value("extmap-audio-level").map { text throws(CommandError) in
             guard let id = Int(text), (1...255).contains(id) else { throw .usage("--extmap-audio-level \(text): expected an id 1-255") }
             return id
@@ -191,6 +202,9 @@ struct ListenCommand: Command {
         } catch {
             throw .usage("\(error)")
         }
+        // This thread runs the 10 ms loop and the engine (docs/call.md, Threads: why realtime).
+        let scheduling = LoopScheduling.apply(priority)
+        if let refusal = scheduling.refusal { Console.error("the loop runs at normal priority: \(refusal)") }
         StopRequest.install()
         let cpuAtStart = Self.cpuSeconds()
         let datagram = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)

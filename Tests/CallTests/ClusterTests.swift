@@ -167,6 +167,44 @@ struct ClusterTests {
         #expect(alice.errorCode == nil && bob.errorCode == nil)
     }
 
+    /// Issue 29: six API calls about a room on another node, made while Redis is stalled, wait for
+    /// Redis (each up to its 0.5 s timeout), but the node's signalling answers meanwhile: before, the
+    /// transport thread waited in each call and a ping in an unrelated room took 1.5-3 s.
+    @Test func aStalledRedisHoldsUpOnlyTheCallsThatWaitForIt() throws {
+        let cluster = try TestCluster(nodes: 2)
+        defer {
+            cluster.redis.resume()
+            cluster.stop()
+        }
+        let near = cluster.api(0, "POST", "/v1/rooms", body: #"{"roomId":"near"}"#)
+        let far = cluster.api(0, "POST", "/v1/rooms", body: #"{"roomId":"far"}"#)
+        let host = try #require(cluster.nodeIDs.firstIndex(of: near.object["node"] as? String ?? "-"))
+        #expect(far.object["node"] as? String == cluster.nodeIDs[1 - host], "one room on each node")
+        let alice = try SignalClient(url: "ws://127.0.0.1:\(cluster.servers[host].port)/v1/signal?room=near")
+        defer { alice.close() }
+        alice.send(.join(token: cluster.token("near", "alice"), mic: true, webcam: false, rtpPort: try TestCluster.udpPort()))
+        #expect(Waiting.until { alice.joined != nil })
+
+        cluster.redis.pause()
+        let admin = cluster.token(AccessToken.anyRoom, "admin", role: .moderator)
+        let calls = try (0..<6).map { _ in
+            try PendingHTTPCall(port: cluster.servers[host].port, path: "/v1/rooms/far", headers: ["Authorization": "Bearer \(admin)"])
+        }
+        // The calls are in the node's sockets; its signalling answers while they wait for Redis.
+        for count in 1...3 {
+            alice.send(.ping)
+            #expect(Waiting.until { alice.messages.filter { $0 == .pong }.count == count })
+        }
+        #expect(calls.allSatisfy { $0.status == nil }, "an API call was answered before the pings: \(calls.map(\.status))")
+        cluster.redis.resume()
+        // Each is answered: the room (Redis answered in time) or 503 (it did not).
+        for call in calls {
+            let status = call.wait()
+            #expect(status == 200 || status == 503, "\(String(describing: status))")
+        }
+        #expect(!alice.closed)
+    }
+
     @Test func aNodeRefusesAClusterOfAnotherProtocolOrItsOwnIdInUse() throws {
         let cluster = try TestCluster(nodes: 1)
         defer { cluster.stop() }

@@ -1,4 +1,6 @@
 @testable import CallTransport
+import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -27,6 +29,45 @@ struct HTTPTests {
         let peer = try #require(delegate.record.withLock { $0.peers.first })
         #expect(peer.host == "127.0.0.1")
         #expect(peer.port > 0)
+    }
+
+    @Test("An answer given later, from another thread: its connection waits, every other is served meanwhile")
+    func answerGivenLater() throws {
+        let (server, delegate) = try RecordingDelegate.serve()
+        defer { delegate.finish() }
+        let later = Mutex<RawHTTPResponse?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            let response = RawHTTPResponse.exchange(port: server.port, method: "GET", target: "/later")
+            later.withLock { $0 = response }
+            done.signal()
+        }.start()
+        #expect(Waiting.until { delegate.parked == 1 })
+        // While that request waits for its answer, the server answers others (the transport thread is free).
+        for _ in 0..<3 {
+            #expect(RawHTTPResponse.exchange(port: server.port, method: "GET", target: "/v1/health")?.status == 200)
+        }
+        #expect(later.withLock { $0 } == nil)
+        let answer = try #require(delegate.parkedAnswers.withLock { $0.first })
+        // From this thread: not the server's.
+        answer(.text(status: 202, "later\n"))
+        done.wait()
+        let response = try #require(later.withLock { $0 })
+        #expect(response.status == 202 && response.text == "later\n")
+    }
+
+    @Test("An answer for a connection the peer closed meanwhile is dropped; the server serves on")
+    func answerForAClosedConnection() throws {
+        let (server, delegate) = try RecordingDelegate.serve()
+        defer { delegate.finish() }
+        var socket = RawSocket(host: "127.0.0.1", port: server.port)
+        try #require(socket != nil)
+        socket?.write("GET /later HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(Waiting.until { delegate.parked == 1 })
+        socket = nil  // closes it
+        let answer = try #require(delegate.parkedAnswers.withLock { $0.first })
+        answer(.text(status: 200, "too late\n"))
+        #expect(RawHTTPResponse.exchange(port: server.port, method: "GET", target: "/v1/health")?.status == 200)
     }
 
     @Test("POST with a body: body, content-type and extra response headers")

@@ -48,6 +48,15 @@ final class RecordingDelegate: WebServerDelegate {
         }
     }
 
+    /// Answers for `GET /later` kept until the test gives them (`parked`); other requests at once.
+    func handle(_ request: HTTPRequest, from peer: PeerAddress, answer: @escaping @Sendable (HTTPResponse) -> Void) {
+        guard request.path == "/later" else { return answer(handle(request, from: peer)) }
+        parkedAnswers.withLock { $0.append(answer) }
+    }
+
+    let parkedAnswers = Mutex<[@Sendable (HTTPResponse) -> Void]>([])
+    var parked: Int { parkedAnswers.withLock { $0.count } }
+
     func webSocketOpened(_ connection: ConnectionID, path: String, query: [String: String], peer: PeerAddress) {
         record.withLock { $0.opened.append(Opened(connection: connection, path: path, query: query, peer: peer)) }
     }

@@ -59,6 +59,17 @@ public final class RedisServer {
     /// Kills the server (SIGKILL), as a crash would, and waits for it to exit.
     public func kill() { end(signal: SIGKILL) }
 
+    /// Stalls the server (SIGSTOP): connections stay open, commands wait unanswered, as on a Redis
+    /// that is stuck (a long command, a swapping host). `resume()` lets it go on.
+    public func pause() {
+        if let pid { Foundation.kill(pid, SIGSTOP) }
+    }
+
+    /// Lets a paused server go on (SIGCONT).
+    public func resume() {
+        if let pid { Foundation.kill(pid, SIGCONT) }
+    }
+
     /// Starts the server again on the same port, empty, retrying while the port is still held.
     /// - Throws: `RedisServerError` when it has not started within `Waiting.defaultTimeout`.
     public func restart() throws {
@@ -83,6 +94,8 @@ public final class RedisServer {
         guard let pid else { return }
         self.pid = nil
         Foundation.kill(pid, signal)
+        // A paused server acts on the signal only once it runs again.
+        Foundation.kill(pid, SIGCONT)
         Self.reap(pid)
     }
 
