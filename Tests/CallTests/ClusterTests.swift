@@ -316,6 +316,13 @@ final class TestCluster: @unchecked Sendable {
             servers.append(server)
             nodeIDs.append("n\(index)")
         }
+        // Every node listens on its inbox (the subscription is made on a thread of its own: a node that
+        // does not listen yet looks crashed to a node checking its id, and cannot take relayed calls).
+        let probe = RedisConnection(url: try RedisURL(redisURL))
+        _ = Waiting.until { self.nodeIDs.allSatisfy { node in
+            let reply = try? probe.command(["PUBSUB", "NUMSUB", "activespeaker:node:\(node):inbox"])
+            return reply?.array.flatMap { $0.count == 2 ? $0[1].integer : nil } == 1
+        } }
         // Every node has seen every other's record (one heartbeat), so placement sees them all.
         _ = Waiting.until { self.servers.allSatisfy { server in
             let body = server.handle(HTTPRequest(method: "GET", path: "/v1/health"), from: PeerAddress(host: "127.0.0.1", port: 1)).body

@@ -52,6 +52,10 @@ final class ClusterNode: @unchecked Sendable {
         var stopping = false
         var conflicts: Set<CallRoomID> = []
         var cpuMark: (wall: Double, cpu: Double)
+        /// Rooms this node placed on other nodes (node id, when): counted on top of those nodes' records
+        /// until their own heartbeats have surely counted them, since a heartbeat here may read a record
+        /// written before the placement.
+        var placements: [(node: String, at: Double)] = []
     }
     private let state: Mutex<State>
 
@@ -318,13 +322,21 @@ final class ClusterNode: @unchecked Sendable {
             candidates[index].rooms = own.rooms.count
             candidates[index].participants = own.participants
         }
+        // For a node timeout: by then the target's heartbeat has counted the room, however late it ran
+        // (meanwhile it may be counted twice, which only steers the next rooms elsewhere).
+        let recent = Self.monotonic - configuration.nodeTimeout
+        let placed = state.withLock { state in
+            state.placements.removeAll { $0.at < recent }
+            return state.placements.map(\.node)
+        }
+        for node in placed {
+            if let index = candidates.firstIndex(where: { $0.id == node }) { candidates[index].rooms += 1 }
+        }
         let target = leastLoaded(candidates, preferring: nodeID)
         if let target, target.id != nodeID {
             let message = RelayMessage(kind: .host, id: UUID().uuidString, from: nodeID, room: record)
             if let answer = ask(target.id, message), answer.status == 200 {
-                state.withLock { state in
-                    if let index = state.nodes.firstIndex(where: { $0.id == target.id }) { state.nodes[index].rooms += 1 }
-                }
+                state.withLock { $0.placements.append((target.id, Self.monotonic)) }
                 return target.id
             }
         }
