@@ -83,8 +83,6 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
     private(set) var cluster: ClusterNode?
     /// Where `Effect.locate` asks the cluster (Redis calls stay off the transport and media threads).
     private let routing = DispatchQueue(label: "activespeaker.cluster.routing")
-    /// Where HTTP API calls are answered with several nodes (each may wait for Redis or another node).
-    private let clusterCalls = DispatchQueue(label: "activespeaker.cluster.http", attributes: .concurrent)
     private let started = DispatchTime.now().uptimeNanoseconds
 
     /// Binds the HTTP/WebSocket port and the RTP port and makes the configured rooms. Call `start()`.
@@ -271,11 +269,11 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
     }
 
     /// With several nodes, a call may wait for Redis or another node (resolving, relaying, placing a
-    /// room): it is answered on `clusterCalls`, so a stalled Redis holds up that call alone, never the
-    /// transport thread's other connections. One process answers at once.
+    /// room): it is answered on a thread of its own (`BlockingWork`), so a stalled Redis holds up that
+    /// call alone, never the transport thread's other connections. One process answers at once.
     public func handle(_ request: HTTPRequest, from peer: PeerAddress, answer: @escaping @Sendable (HTTPResponse) -> Void) {
         guard cluster != nil else { return answer(handle(request, from: peer)) }
-        clusterCalls.async { [self] in answer(handle(request, from: peer)) }
+        BlockingWork.start("activespeaker-cluster-http") { [self] in answer(handle(request, from: peer)) }
     }
 
     /// Seconds since 1970, as tokens count them.

@@ -38,7 +38,6 @@ final class ClusterNode: @unchecked Sendable {
     private let beats: RedisConnection
     private let publisher: RedisConnection
     private let publishQueue = DispatchQueue(label: "activespeaker.cluster.publish")
-    private let inboxQueue = DispatchQueue(label: "activespeaker.cluster.inbox", attributes: .concurrent)
     private var subscriber: RedisSubscriber?
     private weak var host: (any ClusterHost)?
     private let wake = DispatchSemaphore(value: 0)
@@ -436,9 +435,9 @@ final class ClusterNode: @unchecked Sendable {
             pending.answer.withLock { $0 = message }
             pending.done.signal()
         case .http:
-            inboxQueue.async { [weak self] in self?.answerHTTP(message) }
+            BlockingWork.start("activespeaker-cluster-inbox") { [weak self] in self?.answerHTTP(message) }
         case .host:
-            inboxQueue.async { [weak self] in self?.answerHost(message) }
+            BlockingWork.start("activespeaker-cluster-inbox") { [weak self] in self?.answerHost(message) }
         }
     }
 
