@@ -21,13 +21,17 @@ import Synchronization
 /// writer is that far behind: a slow disk) is dropped and counted (`droppedHops`, and per room in the
 /// `recording-closed` log line); its place in the file becomes silence, so the file stays aligned on
 /// room time. Events, speech and floor changes are never dropped.
+///
+/// Silence costs the writer next to nothing (`OggOpusWriter` repeats one silent packet): a participant
+/// who joins a day-old room, or unmutes after an hour, has that time written as silence in one step
+/// of milliseconds, so the file stays aligned on room time without holding up the other rooms' hops.
 final class CallRecorder: @unchecked Sendable {
     // @unchecked Sendable: `recordings` (with its file writers, which are not Sendable) is touched only
     // by jobs on `writer` (checked by `dispatchPrecondition`); `jobs` is a Mutex; a slot of `pool` is
     // written by the thread that takes it from `jobs.freeSlots`, then read only by the writer until the
     // writer puts it back, both under that Mutex.
     private struct Track {
-        let writer: AudioFileWriter
+        let writer: OggOpusWriter
         /// The tick the next hop written belongs to.
         var nextTick: Int
     }
@@ -87,6 +91,9 @@ final class CallRecorder: @unchecked Sendable {
     private let jobs: Mutex<Jobs>
     private let pool: UnsafeMutableBufferPointer<Float>
     private var recordings: [String: Recording] = [:]
+    /// 20 ms frames the closed tracks sent through the Opus encoder (silence mostly repeats a packet);
+    /// the writer's alone.
+    private var framesEncoded = 0
     private let log: @Sendable (String) -> Void
 
     /// Room time of a tick, in seconds.
@@ -112,6 +119,9 @@ final class CallRecorder: @unchecked Sendable {
     deinit {
         pool.deallocate()
     }
+
+    /// 20 ms frames encoded by the tracks closed so far; waits for the writer (tests).
+    var encodedFrames: Int { writer.sync { framesEncoded } }
 
     /// Hops dropped so far because the writer was `hopCapacity` hops behind.
     var droppedHops: Int { jobs.withLock { $0.droppedHops } }
@@ -260,8 +270,7 @@ final class CallRecorder: @unchecked Sendable {
             if let existing = recording.tracks[participant] {
                 track = existing
             } else {
-                let writer = try AudioFileWriter(
-                    path: recording.folder + "/" + participant + ".opus", sampleRate: AnalysisFormat.sampleRate, format: .oggOpus)
+                let writer = try OggOpusWriter(path: recording.folder + "/" + participant + ".opus", sampleRate: AnalysisFormat.sampleRate)
                 track = Track(writer: writer, nextTick: recording.openedAtTick)
             }
             if tick > track.nextTick { try track.writer.writeSilence((tick - track.nextTick) * AnalysisFormat.hopSize) }
@@ -283,7 +292,14 @@ final class CallRecorder: @unchecked Sendable {
         if let (holder, start) = recording.holder, time > start {
             recording.floor.append(Segment(speaker: holder, start: start, duration: time - start))
         }
-        for track in recording.tracks.values { track.writer.close() }
+        for (participant, track) in recording.tracks {
+            do {
+                try track.writer.close()
+            } catch {
+                failed("recording \(participant) in \(room): \(error)")
+            }
+            framesEncoded += track.writer.framesEncoded
+        }
         try? recording.events?.close()
         let speech = recording.speech.sorted { ($0.start, $0.speaker) < ($1.start, $1.speaker) }
         do {

@@ -89,4 +89,36 @@ import TestSupport
         #expect(abs(samples.count - 50 * AnalysisFormat.hopSize) <= AnalysisFormat.hopSize, "\(samples.count) samples")
         #expect(lines.withLock { $0 }.contains { $0.contains(#""droppedHops":0"#) && $0.contains(#""type":"recording-closed""#) })
     }
+
+    /// Issue 29: a participant who joined a room 12 s in made the writer encode 12 s of silence, and one
+    /// who joins a day-old room 12 minutes of it, during which every room's hops were dropped. Now the
+    /// late joiner's leading silence and a long mute take a few dozen encoder calls whatever their length,
+    /// and the file is still aligned on room time.
+    @Test func aLateJoinerAndALongMuteCostTheWriterAFewFrames() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("recorder-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let recorder = try CallRecorder(directory: directory, hopCapacity: 256) { _ in }
+        let joined = 6_000, unmuted = joined + 24_000  // a minute in; four minutes muted
+        recorder.roomOpened("room", tick: 0)
+        Self.tone.withUnsafeBufferPointer { hop in
+            for tick in joined..<(joined + 50) { recorder.hop(room: "room", participant: "carol", hop: hop, tick: tick) }
+            for tick in unmuted..<(unmuted + 50) { recorder.hop(room: "room", participant: "carol", hop: hop, tick: tick) }
+        }
+        recorder.finish(tick: unmuted + 50)
+        #expect(recorder.droppedHops == 0)
+        // 100 hops of tone are 50 frames; each silence adds at most a dozen (and the end one more).
+        #expect(recorder.encodedFrames <= 50 + 2 * 12 + 2, "\(recorder.encodedFrames) frames encoded")
+
+        // The file, second by second: the tone in seconds 60 and 300, silence elsewhere.
+        let file = try AudioFile(path: directory + "/room/carol.opus")
+        #expect(file.frameCount == (unmuted + 50) * AnalysisFormat.hopSize, "\(file.frameCount) frames")
+        var second = [Float](repeating: 0, count: AnalysisFormat.sampleRate)
+        var loud: [Int] = []
+        for index in 0... {
+            let count = try second.withUnsafeMutableBufferPointer { try file.readFrames(into: $0) }
+            if count == 0 { break }
+            if second[..<count].reduce(0.0, { $0 + Double($1 * $1) }) / Double(count) > 0.01 { loud.append(index) }
+        }
+        #expect(loud == [60, 300], "seconds with sound: \(loud)")
+    }
 }
