@@ -80,8 +80,8 @@ struct BrowserParticipantTests {
         }
     }
 
-    static func open(_ name: String, in browser: HeadlessChromium, server: RoomServer, role: Role = .publisher) throws -> Page {
-        let url = "http://127.0.0.1:\(server.port)/rooms/room?token=\(CallTestServer.token(name, role: role))"
+    static func open(_ name: String, in browser: HeadlessChromium, server: RoomServer, role: Role = .publisher, room: String = "room") throws -> Page {
+        let url = "http://127.0.0.1:\(server.port)/rooms/\(room)?token=\(CallTestServer.token(name, role: role, room: room))"
         let page = Page(name: name, browser: browser, session: try browser.open(url))
         try #require(page.until("String(!!document.getElementById('join') && !!window.meeting)", is: "true"), "\(name): the page did not load")
         return page

@@ -1,6 +1,6 @@
 import CallClient
 import CallProtocol
-import CallServer
+@testable import CallServer
 import CallTransport
 import Foundation
 import SpeakerEval
@@ -134,6 +134,74 @@ struct BrowserSpeakerTests {
         let metrics = String(decoding: server.handle(HTTPRequest(method: "GET", path: "/metrics"), from: PeerAddress(host: "127.0.0.1", port: 50000)).body, as: UTF8.self)
         #expect(metrics.contains("\nactivespeaker_rtp_packets_mixed_total "), "\(metrics)")
         print("measured: the browser's spectrum of the server's mix, dB at 500 Hz (alice), 1300 Hz (bob), 900 Hz (neither): \(last)")
+    }
+
+    /// Issue 29: a client on the server's host (a local user, or anyone behind a same-host reverse proxy)
+    /// joined room a with `rtpPort` set to a room-b browser's relay socket, and the listen-only browser
+    /// heard room a's tone instead of its own room. Now the join is refused, and the browser hears its
+    /// room's 1300 Hz and nothing of room a's 500 Hz.
+    @Test("A browser keeps its own room: a join naming its relay socket is refused, and it hears none of the other room")
+    func aBrowserKeepsItsOwnRoom() async throws {
+        let server = try CallTestServer.server(rooms: ["a", "b"], iceHost: "127.0.0.1")
+        defer { server.stop() }
+        var meetings: [Meeting] = []
+        defer { meetings.forEach { $0.leave() } }
+        for (name, frequency, room) in [("alice", 500.0, "a"), ("bob", 1300.0, "b")] {
+            let tone = (0..<(40 * 48000)).map { Float(0.1 * sin(2 * Double.pi * frequency * Double($0) / 48000)) }
+            let track = CustomMicrophoneTrack(source: FileMicrophone(samples: tone), label: name)
+            let meeting = CallEndToEndTests.meeting(server, name, track: track, room: room)
+            try await meeting.join()
+            meetings.append(meeting)
+        }
+
+        let browser = try Browsers.browser(microphone: "/dev/null")
+        defer { browser.close() }
+        let page = try Browsers.open("viewer", in: browser, server: server, role: .subscriber, room: "b")
+        try Browsers.click(page, "join")
+        try #require(page.until("meeting.state", is: "connected", timeout: 30), "the page did not connect")
+        try #require(page.until("String(!!document.getElementById('remote').srcObject)", is: "true"))
+
+        // mallory, on the server's host, names the browser's relay socket for room a's audio.
+        let relay = try #require(server.webRTCSessions.relayEndpoints.first)
+        let mallory = try RawCallClient(server, "mallory", rtpPort: relay.port, room: "a")
+        #expect(await Waiting.until { mallory.errorCode != nil })
+        let refusal = mallory.errorCode, malloryJoined = mallory.joined, malloryMessages = String(describing: mallory.messages)
+        #expect(refusal == .malformedMessage && !malloryJoined, "\(malloryMessages)")
+
+        _ = try page.evaluate("""
+            window.context = new AudioContext(); window.analyser = context.createAnalyser(); analyser.fftSize = 4096;
+            context.createMediaStreamSource(document.getElementById('remote').srcObject).connect(analyser); "ok"
+            """)
+        let spectrum = """
+            (() => { const d = new Float32Array(analyser.frequencyBinCount); analyser.getFloatFrequencyData(d);
+              const peak = (f) => { const b = Math.round(f * analyser.fftSize / context.sampleRate); return Math.max(d[b - 1], d[b], d[b + 1]); };
+              return [1300, 500, 900].map((f) => peak(f).toFixed(1)).join(" "); })()
+            """
+        // Room b's tone stands 20 dB above the spectrum, then for 3 s of analysis windows room a's never
+        // rises 10 dB above the floor between them.
+        var last = ""
+        let own = await Waiting.until(timeout: 30) {
+            last = (try? page.evaluate(spectrum)) ?? ""
+            let levels = last.split(separator: " ").compactMap { Double($0) }
+            return levels.count == 3 && levels[0] > levels[2] + 20 && levels[0] > -80
+        }
+        #expect(own, "dB at 1300 (room b), 500 (room a) and 900 Hz: \(last)")
+        // carol listens in room a with an RTP socket of her own: room a's audio flows meanwhile.
+        let carol = try RawCallClient(server, "carol", role: .subscriber, room: "a")
+        try #require(await Waiting.until { carol.joined })
+        var worst = -Double.infinity, samples: [String] = []
+        for _ in 0..<30 {
+            let levels = ((try? page.evaluate(spectrum)) ?? "").split(separator: " ").compactMap { Double($0) }
+            guard levels.count == 3 else { continue }
+            samples.append(levels.map { String(format: "%.0f", $0) }.joined(separator: "/"))
+            worst = max(worst, levels[1] - levels[2])
+            usleep(100_000)
+        }
+        #expect(samples.count >= 20, "\(samples)")
+        #expect(worst < 10, "500 Hz rose \(worst) dB above 900 Hz: \(samples)")
+        let roomA = carol.takeDatagrams()
+        #expect(roomA >= 50, "room a forwarded \(roomA) packets to carol")
+        print("measured: room-b browser, dB at 1300 Hz (own room) / 500 Hz (room a) / 900 Hz, every 0.1 s: \(samples.prefix(10)); 500 Hz above 900 Hz at most \(String(format: "%.1f", worst)) dB")
     }
 
     /// Opt-in (`ACTIVESPEAKER_WEBRTC_MEASURE=1`): the same room with m1-clean's recordings as they are

@@ -30,8 +30,11 @@ import TestSupport
         return CustomMicrophoneTrack(source: FileMicrophone(samples: upsampled), label: "prompt")
     }
 
-    static func meeting(_ server: RoomServer, _ participant: String, track: CustomMicrophoneTrack?, role: Role = .publisher) -> Meeting {
-        var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: CallTestServer.token(participant, role: role))
+    static func meeting(
+        _ server: RoomServer, _ participant: String, track: CustomMicrophoneTrack?, role: Role = .publisher, room: String = "room"
+    ) -> Meeting {
+        var configuration = MeetingConfiguration(
+            server: "ws://127.0.0.1:\(server.port)", roomId: room, token: CallTestServer.token(participant, role: role, room: room))
         configuration.microphone = track.map { .custom($0) } ?? .none
         configuration.micEnabled = track != nil
         return Meeting(configuration: configuration)
