@@ -78,6 +78,15 @@ final class WebServerCore: @unchecked Sendable {
     private static let bodyChunk = 16384
     /// Seconds a delegate may take to answer a request later (`handle(_:from:answer:)`).
     static let answerTimeout = 30
+    /// Bytes of a request's head (request line and headers, as lws stores them) that lws keeps: a head
+    /// that does not fit is closed by lws without a status line (libwebsockets 4.1.6 gives the server no
+    /// say). 16 KiB, so that a request target over `maximumTargetBytes` still fits and is answered 414;
+    /// each connection still sending its head holds one such buffer (at most 16 MiB for the pool).
+    static let headerSpace = 16_384
+    /// The longest request target (path and query) served, bytes; a longer one is answered 414. Also the
+    /// most bytes of the headers lws knows by name (`Host`, `Cookie`…) served; more is answered 431.
+    /// Headers lws does not know are kept within `headerSpace` but cannot be counted.
+    static let maximumTargetBytes = 8_192
     /// Seconds a connection may take to send a request's headers, or to take an answer.
     let headerTimeout: Int
 
@@ -140,6 +149,7 @@ final class WebServerCore: @unchecked Sendable {
         // pool far larger than one address may hold (`maximumConnectionsPerAddress`), released when a
         // connection is slower than `headerTimeout`, keeps slow or idle peers from starving the others.
         info.max_http_header_pool = 1024
+        info.max_http_header_data = UInt16(Self.headerSpace)
         info.timeout_secs = UInt32(headerTimeout)
         info.timeout_secs_ah_idle = UInt32(headerTimeout)
         info.user = Unmanaged.passUnretained(self).toOpaque()
@@ -432,7 +442,17 @@ final class WebServerCore: @unchecked Sendable {
             return 0
         }
         let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? uriPath
+        let targetBytes = uriPath.utf8.count + Int(max(0, lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS)))
+        guard targetBytes <= Self.maximumTargetBytes else {
+            respond(connection, .text(status: 414, "request target over \(Self.maximumTargetBytes) bytes\n"), closeAfter: true)
+            return 0
+        }
         let headers = LibWebSockets.headers(wsi)
+        let headerBytes = headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 4 }
+        guard headerBytes <= Self.maximumTargetBytes else {
+            respond(connection, .text(status: 431, "request headers over \(Self.maximumTargetBytes) bytes\n"), closeAfter: true)
+            return 0
+        }
         connection.request = HTTPRequest(method: method, path: path, query: LibWebSockets.queryArguments(wsi),
                                          headers: headers)
         connection.response = nil
