@@ -66,6 +66,25 @@ struct BrowserSpeakerTests {
         return (parts.first.flatMap { Int($0) } ?? -1, parts.last.flatMap { Double($0) } ?? -1)
     }
 
+    /// Puts an analyser (`window.analyser`, 4,096-point FFT) on the page's audio element, which plays the
+    /// server's track.
+    static func analyseRemoteAudio(in page: Browsers.Page) throws {
+        _ = try page.evaluate("""
+            window.context = new AudioContext(); window.analyser = context.createAnalyser(); analyser.fftSize = 4096;
+            context.createMediaStreamSource(document.getElementById('remote').srcObject).connect(analyser); "ok"
+            """)
+    }
+
+    /// A script giving the analyser's level (dB) at each frequency, the largest of three bins around it,
+    /// space-separated.
+    static func peaks(at frequencies: [Int]) -> String {
+        """
+        (() => { const d = new Float32Array(analyser.frequencyBinCount); analyser.getFloatFrequencyData(d);
+          const peak = (f) => { const b = Math.round(f * analyser.fftSize / context.sampleRate); return Math.max(d[b - 1], d[b], d[b + 1]); };
+          return \(frequencies).map((f) => peak(f).toFixed(1)).join(" "); })()
+        """
+    }
+
     /// The meeting's turns (m1-clean's speech, speech.rttm), moved apart: 4 s of digital silence between
     /// turns, longer than the joins' spread, so each turn ends for everyone before the next begins.
     static let plan: [(String, [Piece])] = [
@@ -112,16 +131,8 @@ struct BrowserSpeakerTests {
         try Browsers.click(page, "join")
         try #require(page.until("meeting.state", is: "connected", timeout: 30), "the page did not connect")
         try #require(page.until("String(!!document.getElementById('remote').srcObject)", is: "true"))
-        // The page's audio element plays the server's track; an analyser on it gives the spectrum (dB).
-        _ = try page.evaluate("""
-            window.context = new AudioContext(); window.analyser = context.createAnalyser(); analyser.fftSize = 4096;
-            context.createMediaStreamSource(document.getElementById('remote').srcObject).connect(analyser); "ok"
-            """)
-        let spectrum = """
-            (() => { const d = new Float32Array(analyser.frequencyBinCount); analyser.getFloatFrequencyData(d);
-              const peak = (f) => { const b = Math.round(f * analyser.fftSize / context.sampleRate); return Math.max(d[b - 1], d[b], d[b + 1]); };
-              return [500, 1300, 900].map((f) => peak(f).toFixed(1)).join(" "); })()
-            """
+        try Self.analyseRemoteAudio(in: page)
+        let spectrum = Self.peaks(at: [500, 1300, 900])
         var last = ""
         // Both tones stand 20 dB above the spectrum between them, in the same analysis window.
         let both = await Waiting.until(timeout: 30) {
@@ -168,15 +179,8 @@ struct BrowserSpeakerTests {
         let refusal = mallory.errorCode, malloryJoined = mallory.joined, malloryMessages = String(describing: mallory.messages)
         #expect(refusal == .malformedMessage && !malloryJoined, "\(malloryMessages)")
 
-        _ = try page.evaluate("""
-            window.context = new AudioContext(); window.analyser = context.createAnalyser(); analyser.fftSize = 4096;
-            context.createMediaStreamSource(document.getElementById('remote').srcObject).connect(analyser); "ok"
-            """)
-        let spectrum = """
-            (() => { const d = new Float32Array(analyser.frequencyBinCount); analyser.getFloatFrequencyData(d);
-              const peak = (f) => { const b = Math.round(f * analyser.fftSize / context.sampleRate); return Math.max(d[b - 1], d[b], d[b + 1]); };
-              return [1300, 500, 900].map((f) => peak(f).toFixed(1)).join(" "); })()
-            """
+        try Self.analyseRemoteAudio(in: page)
+        let spectrum = Self.peaks(at: [1300, 500, 900])
         // Room b's tone stands 20 dB above the spectrum, then for 3 s of analysis windows room a's never
         // rises 10 dB above the floor between them.
         var last = ""
