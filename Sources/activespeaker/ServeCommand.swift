@@ -231,12 +231,7 @@ struct ServeCommand: Command {
             throw .usage("--node-id and --advertise go with --redis")
         }
         configuration.recordingDirectory = options.value("record")
-        // Audio-based stream alignment is off by default in the server for now (`--config
-        // alignment.maxDelay=0.3` turns it on): the load test (10 rooms × 5 join clients) was unstable on
-        // this session's machine and its cause is not yet pinned down; the server keeps its behaviour of before.
-        var base = EngineConfiguration()
-        base.alignment.maxDelay = 0
-        configuration.engine = try DetectCommand.configuration(from: options.all("config"), base: base)
+        configuration.engine = try DetectCommand.configuration(from: options.all("config"), base: EngineConfiguration())
         duration = try options.value("duration").map { text throws(CommandError) in
             guard let value = Double(text), value > 0 else { throw .usage("--duration \(text): expected seconds > 0") }
             return value
