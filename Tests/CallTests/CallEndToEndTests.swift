@@ -229,24 +229,20 @@ import TestSupport
         }
     }
 
-    /// Issue 28's live case: three clients of a co-located meeting (m1-clean: every microphone hears
-    /// the others at −25 dB) whose captures start 250, 120 and 0 ms late (alice, bob, carol), as different
-    /// devices and encoders make them in a real call. The server names the speakers `detect` names on the
-    /// aligned files. With the engine's alignment off (`alignment.maxDelay` 0, frame-by-frame comparison as
-    /// before issue 28) alice's voice, leaking into carol's microphone 250 ms before alice's own stream
-    /// carries it, passes as carol's speech: `detect --aligned` on the files shifted so names carol at
-    /// 11.74 s, before alice.
-    ///
-    /// Carol's "mm-hmm" at the end of bob's turn (7.93–8.52 s) is replaced by her microphone's quiet at
-    /// 9.70–10.50 s: the engine keeps bob's floor against it by 20 ms on the aligned files, so any
-    /// perturbation (a late packet on a loaded machine) decided it (1 run in 5 with both cores loaded).
+    /// Issue 28's live case: three clients of a co-located meeting (`CoLocatedMeeting`: every microphone
+    /// hears the others at −25 dB) whose captures start 250, 120 and 0 ms late (alice, bob, carol), as
+    /// different devices and encoders make them in a real call. The server names the speakers `detect` names
+    /// on the aligned files. With the engine's alignment off (`alignment.maxDelay` 0, frame-by-frame
+    /// comparison as before issue 28) alice's voice, leaking into carol's microphone 250 ms before alice's
+    /// own stream carries it, passes as carol's speech: `detect --aligned` on the files shifted so names
+    /// carol at 11.74 s, before alice.
     @Test(arguments: [true, false])
     func streamsThatStartApartAreNamedAsTheAlignedFilesAre(aligning: Bool) async throws {
-        let names = ["alice", "bob", "carol"]
+        let names = CoLocatedMeeting.names
         let offsets = [0.25, 0.12, 0.0]
-        var streams = try loadStreams(paths: names.map { FixturePaths.file("meetings/m1-clean/\($0).flac") }).map(\.samples)
+        var streams = try loadStreams(paths: CoLocatedMeeting.paths).map(\.samples)
         let rate = AnalysisFormat.sampleRate
-        streams[2].replaceSubrange(Int(7.85 * Double(rate))..<Int(8.65 * Double(rate)), with: streams[2][Int(9.7 * Double(rate))..<Int(10.5 * Double(rate))])
+        CoLocatedMeeting.removeBackchannel(from: &streams, sampleRate: rate)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apart-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }

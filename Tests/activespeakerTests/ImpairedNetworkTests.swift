@@ -12,13 +12,29 @@ import TestSupport
 /// meeting, leakage between the microphones then decides turns.
 @Suite("listen behind an impaired network (three senders, userspace relay on loopback)", .serialized, .realTime)
 struct ImpairedNetworkTests {
-    static let meeting = FixturePaths.file("meetings/m1-clean")
-    static let names = ["alice", "bob", "carol"]
+    static let names = CoLocatedMeeting.names
     static let ssrcs: [UInt32] = [0x1001, 0x1002, 0x1003]
+
+    /// The meeting's streams at `sampleRate` (`CoLocatedMeeting`: m1-clean without carol's backchannel).
+    static func streams(sampleRate: Int) throws -> [[Float]] {
+        var streams = try loadStreams(paths: CoLocatedMeeting.paths, sampleRate: sampleRate).map(\.samples)
+        CoLocatedMeeting.removeBackchannel(from: &streams, sampleRate: sampleRate)
+        return streams
+    }
 
     /// The non-null dominant speakers `detect` names in the meeting's files, with their times.
     static func detectTurns() throws -> [(t: Double, stream: String)] {
-        let result = try CLI.run(["detect"] + names.map { "\(meeting)/\($0).flac" })
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("impaired-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let paths = try zip(names, streams(sampleRate: 16000)).map { name, samples in
+            let path = "\(directory)/\(name).wav"
+            let writer = try AudioFileWriter(path: path, sampleRate: 16000, format: .wav16)
+            try samples.withUnsafeBufferPointer { try writer.write($0) }
+            writer.close()
+            return path
+        }
+        let result = try CLI.run(["detect"] + paths)
         try #require(result.status == 0, "\(result.stderr)")
         return turns(of: try DetectOutput(lines: result.lines))
     }
@@ -64,7 +80,7 @@ struct ImpairedNetworkTests {
 
     /// Runs `listen` with the three senders behind `impairment`.
     static func run(_ impairment: UDPImpairer.Impairment) throws -> Run {
-        let files = try loadStreams(paths: names.map { "\(meeting)/\($0).flac" }, sampleRate: 48000).map(\.samples)
+        let files = try streams(sampleRate: 48000)
         let seconds = Double(files.map(\.count).min()!) / 48000
         let listen = try LiveRunner.Running(
             ["listen", "--udp", "127.0.0.1:0", "--duration", String(Int(seconds) + 4), "--stats"]
@@ -120,12 +136,13 @@ struct ImpairedNetworkTests {
             : .bursts(enter: 0.015, leave: 0.25, delay: 0.04, jitter: 0.03, seed: 28)
         let run = try Self.run(impairment)
         let detect = try Self.detectTurns()
-        // Measured 2026-12-03: random loss 4 of 5 runs, bursts 0 of 5. The meeting's carol says "mm-hmm" from
-        // 7.93 s to 8.52 s while bob's turn ends at 8.28 s: detect keeps the floor with bob by a narrow margin,
-        // and when a burst takes bob's last words carol takes it (once in five runs without any loss too);
-        // once a stream's first noise named carol at 0.7 s. The media loop (ImpairedMediaLoopTests) follows
-        // detect in 5 of 5 and 4 of 5 runs.
-        withKnownIssue("carol's backchannel at the end of bob's turn takes the floor (a narrow decision of the engine)", isIntermittent: true) {
+        // On m1-clean as it is, carol's "mm-hmm" at the end of bob's turn took the floor in 1 of 5 random-loss
+        // runs and 5 of 5 burst runs (a 20 ms decision of the engine; `CoLocatedMeeting` takes it out). Without
+        // it (2026-12-04, 5 runs each, 3 with both cores loaded): random loss 4 of 5 as detect, once carol
+        // named at 1.1 s, before anyone spoke (loaded: a stream's first noise); bursts 2 of 5, three times carol
+        // named at 6.83 s inside bob's turn (with the engine's alignment off too). The media loop
+        // (ImpairedMediaLoopTests, what serve runs) followed detect in 5 of 5 runs each.
+        withKnownIssue("listen names carol at a stream's start or in a loss burst of bob's turn", isIntermittent: true) {
             #expect(run.turns.map(\.stream) == detect.map(\.stream), "listen \(run.turns), detect \(detect)")
         }
         // The network did what it was asked: losses near the expected share, packets overtaken.
