@@ -28,8 +28,28 @@ struct SpeechEvidence {
     /// Weight of a sounding frame in a stream's music average: 1 − exp(−10 ms / 1 s).
     static let musicAveraging: Float = 0.009_950_2
 
+    /// Frames of digital silence (below `ResumeGate.silenceDBFS`) kept out of the classifier's context at
+    /// most: 20, 0.2 s. A gap that short inside a sound is missing audio — packets lost in a burst that the
+    /// jitter buffer could not conceal, a DTX pause between words — not a sound of the stream. A context
+    /// that averaged it in (every band 60–100 dB down for a few frames, so band spread and modulation at
+    /// their extremes, never seen in training) made the classifier call the voice after it music for about
+    /// a second: an 80 ms gap in a talker's turn behind a lossy network ended the talker's utterance for
+    /// 1.0 s (speech probability 0.00–0.25 from the gap on). A silence that lasts longer is given to the
+    /// context then, all its frames at once, so that silences between sounds count as they always did.
+    static let deferredSilenceFrames = 20
+
     /// The recent past summarised for the sound classifier.
     private(set) var context = SoundContext()
+    /// Frames after a gap kept out of the context too: their analysis windows (32 ms) reach into the gap,
+    /// and the first one's spectral flux is measured against silence (73 where a voice has ~3).
+    static let gapEdgeFrames = 4
+
+    /// Silent frames not yet given to `context`, and the last of them (they differ only in their noise
+    /// estimate's last digits).
+    private var deferredSilence = 0
+    private var silentFrame = FrameFeatures()
+    /// Frames after a gap left to keep out of `context`.
+    private var edgeFrames = 0
     /// The classifier's last answer.
     private(set) var classes = SoundClasses()
     /// Sounding frames left until the classifier is asked again.
@@ -52,7 +72,7 @@ struct SpeechEvidence {
         _ features: FrameFeatures, hop: UnsafeBufferPointer<Float>, previousSample: Float, speaking: Bool,
         noise: inout NoiseTracker, classifier: SoundClassifier?, configuration: VoiceActivityConfiguration
     ) -> Verdict {
-        context.update(features)
+        updateContext(features)
         let held = configuration.resumeGate && resumeGateHolds(features, hop: hop, previousSample: previousSample, speaking: speaking, noise: &noise)
         let tonal = tone.update(features, configuration: configuration)
         // The classifier judges sounding frames only (no other frame can be speech evidence), once the
@@ -73,6 +93,31 @@ struct SpeechEvidence {
         return Verdict(
             voiced: VoiceActivityDetector.isVoiced(features, configuration),
             continues: VoiceActivityDetector.continuesSpeech(features, configuration))
+    }
+
+    /// Gives a frame to the classifier's context; digital silence only once it has lasted longer than
+    /// `deferredSilenceFrames` (then the deferred frames first), a shorter gap not at all, nor the
+    /// `gapEdgeFrames` after it.
+    /// - Complexity: O(1), O(`deferredSilenceFrames`) once a silence reaches that length. Allocates nothing.
+    private mutating func updateContext(_ features: FrameFeatures) {
+        guard features.energyDBFS < ResumeGate.silenceDBFS else {
+            if deferredSilence > 0 && deferredSilence < Self.deferredSilenceFrames { edgeFrames = Self.gapEdgeFrames }
+            deferredSilence = 0
+            if edgeFrames > 0 {
+                edgeFrames -= 1
+                return
+            }
+            context.update(features)
+            return
+        }
+        if deferredSilence < Self.deferredSilenceFrames {
+            deferredSilence += 1
+            silentFrame = features
+            if deferredSilence < Self.deferredSilenceFrames { return }
+            for _ in 0..<Self.deferredSilenceFrames { context.update(silentFrame) }
+            return
+        }
+        context.update(features)
     }
 
     /// Steps the `ResumeGate`; true when the frame may not be speech evidence. A sound found steady
