@@ -66,6 +66,17 @@ import TestSupport
         }
     }
 
+    /// A meeting per (participant, microphone) with a `SpeakerLog` listening to it, not yet joined.
+    static func loggedMeetings(_ server: RoomServer, _ participants: [(String, CustomMicrophoneTrack)]) -> ([Meeting], [SpeakerLog]) {
+        let meetings = participants.map { meeting(server, $0.0, track: $0.1) }
+        let logs = meetings.map { meeting in
+            let log = SpeakerLog()
+            meeting.addEventListener(log)
+            return log
+        }
+        return (meetings, logs)
+    }
+
     /// Joins all the meetings at once, so that their files start within a few milliseconds.
     static func joinTogether(_ meetings: [Meeting]) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -180,16 +191,9 @@ import TestSupport
         engine.vad.resumeGate = resumeGate
         let server = try CallTestServer.server(recordingDirectory: recordings, engine: engine)
         defer { server.stop() }
-        var meetings: [Meeting] = []
-        var logs: [SpeakerLog] = []
-        for (name, path) in zip(names, paths) {
-            let track = CustomMicrophoneTrack(source: try FileMicrophone(path: path), label: name)
-            let meeting = Self.meeting(server, name, track: track)
-            let log = SpeakerLog()
-            meeting.addEventListener(log)
-            meetings.append(meeting)
-            logs.append(log)
-        }
+        let (meetings, logs) = Self.loggedMeetings(server, try zip(names, paths).map { name, path in
+            (name, CustomMicrophoneTrack(source: try FileMicrophone(path: path), label: name))
+        })
         try await Self.joinTogether(meetings)
         let last = try #require(expected.last)
         for (meeting, log) in zip(meetings, logs) {
@@ -268,16 +272,9 @@ import TestSupport
         defer { server.stop() }
         // Each capture starts at its own instant after every client has joined.
         let start = Date().addingTimeInterval(4)
-        var meetings: [Meeting] = []
-        var logs: [SpeakerLog] = []
-        for (name, (path, offset)) in zip(names, zip(paths, offsets)) {
-            let track = try CustomMicrophoneTrack.file(path, startAt: start.addingTimeInterval(offset))
-            let meeting = Self.meeting(server, name, track: track)
-            let log = SpeakerLog()
-            meeting.addEventListener(log)
-            meetings.append(meeting)
-            logs.append(log)
-        }
+        let (meetings, logs) = Self.loggedMeetings(server, try zip(names, zip(paths, offsets)).map { name, file in
+            (name, try CustomMicrophoneTrack.file(file.0, startAt: start.addingTimeInterval(file.1)))
+        })
         try await Self.joinTogether(meetings)
         #expect(Date() < start, "the joins took longer than the lead given to them")
         // The server's levels reports (one per 0.2 s of its media clock) tell when its clock has passed
