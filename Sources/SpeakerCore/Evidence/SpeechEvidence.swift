@@ -50,6 +50,10 @@ struct SpeechEvidence {
     private var silentFrame = FrameFeatures()
     /// Frames after a gap left to keep out of `context`.
     private var edgeFrames = 0
+    /// The context has heard sound since the stream's start or its last long silence: a silence now is a
+    /// gap inside a sound. Silence before any sound is given to the context at once, as it always was (the
+    /// classifier has learnt a sound's onset from the silence before it).
+    private var inSound = false
     /// The classifier's last answer.
     private(set) var classes = SoundClasses()
     /// Sounding frames left until the classifier is asked again.
@@ -95,7 +99,7 @@ struct SpeechEvidence {
             continues: VoiceActivityDetector.continuesSpeech(features, configuration))
     }
 
-    /// Gives a frame to the classifier's context; digital silence only once it has lasted longer than
+    /// Gives a frame to the classifier's context; digital silence inside a sound only once it has lasted
     /// `deferredSilenceFrames` (then the deferred frames first), a shorter gap not at all, nor the
     /// `gapEdgeFrames` after it.
     /// - Complexity: O(1), O(`deferredSilenceFrames`) once a silence reaches that length. Allocates nothing.
@@ -108,13 +112,15 @@ struct SpeechEvidence {
                 return
             }
             context.update(features)
+            inSound = true
             return
         }
-        if deferredSilence < Self.deferredSilenceFrames {
+        if inSound && deferredSilence < Self.deferredSilenceFrames {
             deferredSilence += 1
             silentFrame = features
             if deferredSilence < Self.deferredSilenceFrames { return }
             for _ in 0..<Self.deferredSilenceFrames { context.update(silentFrame) }
+            inSound = false
             return
         }
         context.update(features)
