@@ -102,8 +102,8 @@ struct ImpairedMediaLoopTests {
     @Test(arguments: ["random", "bursts"])
     func streamsStayAlignedAndTurnsFollowDetect(loss: String) async throws {
         let impairment: UDPImpairer.Impairment = loss == "random"
-            ? .random(loss: 0.05, delay: 0.04, jitter: 0.03, seed: 28)
-            : .bursts(enter: 0.015, leave: 0.25, delay: 0.04, jitter: 0.03, seed: 28)
+            ? .random(loss: 0.05, delay: 0.04, jitter: 0.03, seed: 29)
+            : .bursts(enter: 0.015, leave: 0.25, delay: 0.04, jitter: 0.03, seed: 29)
         var sources = try loadStreams(paths: CoLocatedMeeting.paths).map(\.samples)
         var files = try loadStreams(paths: CoLocatedMeeting.paths, sampleRate: 48000).map(\.samples)
         CoLocatedMeeting.removeBackchannel(from: &sources, sampleRate: AnalysisFormat.sampleRate)
@@ -163,12 +163,6 @@ struct ImpairedMediaLoopTests {
         let expected = Int(((sendersStart + 0.02) * 16000).rounded())
         let ticks = recorder.state.withLock { $0.ticks }
         let recorded = Self.names.map { recorder.audio(of: $0, ticks: ticks) }
-        for (name, audio) in zip(Self.names, recorded) {  // TMPDUMP
-            let writer = try AudioFileWriter(path: "/tmp/mlb-\(loss)-\(name).wav", sampleRate: 16000, format: .wav16)
-            try audio.withUnsafeBufferPointer { try writer.write($0) }
-            writer.close()
-        }
-        print("TMPDUMP sendersStart", Double(start - loop.startTime) / 1e9)
         var spread = 0.0, latencies: [Double] = []
         for second in stride(from: 0, to: 24, by: 3) {
             let range = (second * 16000)..<((second + 3) * 16000)
@@ -213,8 +207,8 @@ struct ImpairedMediaLoopTests {
         #expect(turns.map(\.participant) == detect.map(\.participant))
         #expect(statistics.senderReports >= 3 * 20 && statistics.recovered > 0)
         #expect(statistics.malformed == 0)
-        // Measured on `CoLocatedMeeting` (2026-12-04, 5 runs each): random loss 0.114-0.124 s, bursts
-        // 0.119-0.134 s. Bursts took 0.198-0.375 s before short gaps of silence were kept out of the sound
+        // Measured on `CoLocatedMeeting` (2026-12-04, 5 runs each with seed 28, 3 with this seed): random
+        // loss 0.114-0.124 s, bursts 0.109-0.134 s. Bursts took 0.198-0.375 s before short gaps of silence were kept out of the sound
         // classifier's context (a gap at a turn's start made the voice after it read as music).
         #expect(median < 0.5)
     }
