@@ -53,31 +53,10 @@ struct ImpairedMediaLoopTests {
         }
     }
 
-    /// The lag (samples) at which `recorded` best matches `source`, within `lags`: first on 10 ms energies,
-    /// then sample by sample within ±10 ms of that, both over the whole recording.
+    /// The lag (samples) at which `recorded` best matches `source`, within `lags`: first on 10 ms energies
+    /// (`envelopeOffset`), then sample by sample within ±10 ms of that, both over the whole recording.
     static func offset(of source: [Float], in recorded: [Float], lags: ClosedRange<Int>) -> Int {
-        func energies(_ samples: [Float]) -> [Double] {
-            stride(from: 0, to: samples.count - 159, by: 160).map { start in
-                samples[start..<start + 160].reduce(0.0) { $0 + Double($1 * $1) }.squareRoot()
-            }
-        }
-        func best(_ range: StrideTo<Int>, _ score: (Int) -> Double) -> Int {
-            var best = (lag: 0, score: -Double.infinity)
-            for lag in range {
-                let value = score(lag)
-                if value > best.score { best = (lag, value) }
-            }
-            return best.lag
-        }
-        let a = energies(source), b = energies(recorded)
-        let coarse = best(stride(from: lags.lowerBound / 160, to: lags.upperBound / 160 + 1, by: 1)) { lag in
-            var dot = 0.0, energy = 0.0
-            for index in a.indices where index + lag >= 0 && index + lag < b.count {
-                dot += a[index] * b[index + lag]
-                energy += b[index + lag] * b[index + lag]
-            }
-            return energy > 0 ? dot / energy.squareRoot() : -.infinity
-        }
+        let coarse = envelopeOffset(of: source, in: recorded, lags: lags) / 160
         // Sample by sample over the whole meeting: a short stretch of voiced speech also matches one or more
         // pitch periods away, and concealed packets move that peak.
         let support = (source.firstIndex { $0 != 0 } ?? 0)..<((source.lastIndex { $0 != 0 } ?? -1) + 1)
@@ -97,6 +76,36 @@ struct ImpairedMediaLoopTests {
                 }
             }
         }
+    }
+
+    /// The lag (samples, a multiple of 160) at which `recorded`'s 10 ms energies best match `source`'s,
+    /// within `lags`: the alignment to a hop, which a recording through other processing (a browser's
+    /// noise suppression and gain control) keeps where its waveform does not.
+    static func envelopeOffset(of source: [Float], in recorded: [Float], lags: ClosedRange<Int>) -> Int {
+        func energies(_ samples: [Float]) -> [Double] {
+            stride(from: 0, to: samples.count - 159, by: 160).map { start in
+                samples[start..<start + 160].reduce(0.0) { $0 + Double($1 * $1) }.squareRoot()
+            }
+        }
+        let a = energies(source), b = energies(recorded)
+        return best(stride(from: lags.lowerBound / 160, to: lags.upperBound / 160 + 1, by: 1)) { lag in
+            var dot = 0.0, energy = 0.0
+            for index in a.indices where index + lag >= 0 && index + lag < b.count {
+                dot += a[index] * b[index + lag]
+                energy += b[index + lag] * b[index + lag]
+            }
+            return energy > 0 ? dot / energy.squareRoot() : -.infinity
+        } * 160
+    }
+
+    /// The value of `range` with the highest `score`.
+    private static func best(_ range: StrideTo<Int>, _ score: (Int) -> Double) -> Int {
+        var best = (lag: 0, score: -Double.infinity)
+        for lag in range {
+            let value = score(lag)
+            if value > best.score { best = (lag, value) }
+        }
+        return best.lag
     }
 
     @Test(arguments: ["random", "bursts"])
