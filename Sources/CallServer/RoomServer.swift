@@ -74,6 +74,8 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
     public let secret: TokenSecret
     private let registry: Mutex<RoomRegistry>
     private let executor = EffectExecutor()
+    /// Encodes each broadcast's message once for all its recipients.
+    let encoder = BroadcastEncoder()
     private var web: WebServer!
     private var media: MediaLoop!
     private var webRTC: WebRTCSessions!
@@ -187,6 +189,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
         webRTC.stop()
         media.stop()
         recorder?.finish(tick: media.tickCount)
+        serverLog.flush()
     }
 
     /// Seconds since the server started.
@@ -194,8 +197,8 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
 
     /// Logs a server event, and in a cluster publishes a room's events on its channel.
     private func log(_ event: ServerEvent) {
-        serverLog(event)
-        if let cluster, let room = event.channelRoom { cluster.publish(room: room, line: event.line()) }
+        guard let cluster, let room = event.channelRoom else { return serverLog(event) }
+        serverLog(event) { line in cluster.publish(room: room, line: line) }
     }
 
     // MARK: Decisions and their effects
@@ -226,7 +229,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
     private func perform(_ effect: Effect) {
         switch effect {
         case .send(let connection, let message):
-            web.send(message.json, to: connection)
+            web.send(encoder.json(of: message), to: connection)
             if case .error(let error) = message { log(.error(connection: connection, code: error.code)) }
         case .close(let connection, let code):
             web.close(connection, code: code)

@@ -86,14 +86,34 @@ enum ServerEvent: Equatable, Sendable {
 
 /// Writes the server's events: every one as a JSON line to `output`, a room's events also to its
 /// recording. Safe from any thread (`output` must be, and the recorder is).
+///
+/// No caller waits for the output: the media thread reports speaker changes, and `serve` writes its
+/// lines to standard output, which a slow reader (a pipe, a terminal) can hold up. So an event leaves
+/// through `lines`, one serial queue: the caller hands it over and goes on; the queue formats it and
+/// writes it, in the order handed over, and gives the line to `publish` (a cluster's channel, whose
+/// publications have their own queue). A room's recording takes the line at once (with the server time
+/// of the event; the recorder has its own writer).
 struct ServerLog: Sendable {
     let output: @Sendable (String) -> Void
     let recorder: CallRecorder?
     /// Seconds since the server started.
     let clock: @Sendable () -> Double
+    /// Where the lines are formatted and written.
+    private let lines = DispatchQueue(label: "activespeaker.log")
 
-    func callAsFunction(_ event: ServerEvent) {
-        output(event.line())
+    init(output: @escaping @Sendable (String) -> Void, recorder: CallRecorder?, clock: @escaping @Sendable () -> Double) {
+        self.output = output
+        self.recorder = recorder
+        self.clock = clock
+    }
+
+    /// Hands `event` over: written to `output` and given to `publish` on the log's queue.
+    func callAsFunction(_ event: ServerEvent, publish: (@Sendable (String) -> Void)? = nil) {
+        lines.async { [output] in
+            let line = event.line()
+            output(line)
+            publish?(line)
+        }
         if let room = event.room { record(room: room, event) }
     }
 
@@ -101,5 +121,10 @@ struct ServerLog: Sendable {
     /// the server's clock, is recorded when the media loop opens the room, not when it is asked to).
     func record(room: CallRoomID, _ event: ServerEvent) {
         recorder?.event(room: room, line: event.line(serverTime: clock()))
+    }
+
+    /// Returns once every event handed over before the call has been written.
+    func flush() {
+        lines.sync {}
     }
 }
