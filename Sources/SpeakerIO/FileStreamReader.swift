@@ -12,7 +12,8 @@ import SpeakerBase
 /// one channel's block, one resampler per stream and each stream's samples decoded but not yet read (at most
 /// about one resampled block when the streams are read in step).
 ///
-/// Not thread-safe: use one instance from one thread at a time.
+/// Not thread-safe: use one instance from one thread at a time (debug builds stop on a read while another
+/// thread is inside one: `ConfinementCheck`).
 public final class FileStreamReader {
     /// The path as given; error messages name the file by it.
     public let path: String
@@ -46,6 +47,8 @@ public final class FileStreamReader {
     @exclusivity(unchecked) private var pendingStart: [Int]
     @exclusivity(unchecked) private var delivered: [Int]
     @exclusivity(unchecked) private var fileEnded = false
+    /// Debug builds: stops on a read while another thread is inside the reader.
+    let confinement = ConfinementCheck("FileStreamReader")
 
     /// Opens `path` and checks it as `AudioFile` does; reads no samples.
     /// - Parameters:
@@ -106,6 +109,8 @@ public final class FileStreamReader {
     /// - Throws: As `AudioFile.readFrames(into:)` (`.truncated`, `.readFailed`), naming the file.
     /// - Complexity: O(samples written), plus decoding a block when this stream has none left.
     public func read(stream: Int, into buffer: UnsafeMutableBufferPointer<Float>) throws -> Int {
+        confinement.enter("read")
+        defer { confinement.leave() }
         precondition(stream >= 0 && stream < streamCount, "no stream \(stream) in \(path)")
         let wanted = min(buffer.count, sampleCount - delivered[stream])
         var written = 0

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SpeakerCore
 
-/// Debug builds stop a call made while another thread is inside the engine (`ConfinementCheck`).
+/// Debug builds stop a call made while another thread is inside the engine or a room runner (`ConfinementCheck`).
 @Suite struct ConfinementTests {
     /// An engine handed to another thread, which the compiler cannot check (the point of the test).
     final class Shared: @unchecked Sendable {
@@ -23,7 +23,24 @@ import Testing
                 for _ in 0..<600 { usleep(100_000) }  // the other thread stops the process long before
             }
         }
+
+        /// A `RoomRunner`'s `tick` from a second thread while the first is inside the runner stops the process.
+        @Test func aRunnerCalledFromASecondThreadDuringACallStops() async {
+            await #expect(processExitsWith: .failure) {
+                let runner = RoomRunner(engine: try! Engine(), roomName: "r")
+                runner.confinement.enter("a test's call")
+                let shared = SharedRunner(runner)
+                Thread { shared.runner.tick() }.start()
+                for _ in 0..<600 { usleep(100_000) }
+            }
+        }
     #endif
+
+    /// A runner handed to another thread.
+    final class SharedRunner: @unchecked Sendable {
+        let runner: RoomRunner
+        init(_ runner: RoomRunner) { self.runner = runner }
+    }
 
     /// Calls that nest on one thread, and an engine handed from thread to thread between calls, pass.
     @Test func nestedCallsAndHandOversPass() {

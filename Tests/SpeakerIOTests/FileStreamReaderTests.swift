@@ -1,6 +1,7 @@
 import Foundation
-import SpeakerIO
 import Testing
+
+@testable import SpeakerIO
 
 @Suite("FileStreamReader")
 struct FileStreamReaderTests {
@@ -70,4 +71,28 @@ struct FileStreamReaderTests {
         let reader = try FileStreamReader(path: cut.path)
         #expect(throws: SpeakerIOError.self) { _ = try Self.readAll(reader, chunk: 160) }
     }
+
+    #if DEBUG
+        /// A reader handed to another thread.
+        final class Shared: @unchecked Sendable {
+            let reader: FileStreamReader
+            init(_ reader: FileStreamReader) { self.reader = reader }
+        }
+
+        /// A read from a second thread while the first is inside the reader stops the process (debug builds,
+        /// `ConfinementCheck`).
+        @Test("a read from a second thread during a read stops the process")
+        func aReadFromASecondThreadDuringAReadStops() async {
+            await #expect(processExitsWith: .failure) {
+                let reader = try! FileStreamReader(path: FormatFixtures.path("stereo-48k.wav"))
+                reader.confinement.enter("a test's read")
+                let shared = Shared(reader)
+                Thread {
+                    var buffer = [Float](repeating: 0, count: 160)
+                    _ = buffer.withUnsafeMutableBufferPointer { try? shared.reader.read(stream: 0, into: $0) }
+                }.start()
+                for _ in 0..<600 { usleep(100_000) }
+            }
+        }
+    #endif
 }

@@ -46,7 +46,7 @@ public final class Engine {
     private var streamSlots = SlotAllocator()
     private var roomSlots = SlotAllocator()
     /// Debug builds: stops on a call while another thread is inside the engine.
-    let confinement = ConfinementCheck()
+    let confinement = ConfinementCheck("Engine")
     /// What the workers do when started: a whole tick of their shards, or one of its two phases.
     private enum Phase { case whole, analysis, decision }
     /// Written by `tick()` before it starts the workers, read by them after (the start semaphore orders it).

@@ -25,7 +25,7 @@
 ///
 /// After the sources are added, `tick()` allocates nothing (the engine's own tick aside, which is
 /// real-time safe too) and `consumeEvents` allocates nothing but what `body` does. Not thread-safe: the
-/// engine's thread owns it.
+/// engine's thread owns it (debug builds stop on a call while another thread is inside: `ConfinementCheck`).
 public final class RoomRunner {
     /// A decision of the engine, naming streams by their source's index (the order `add` returned).
     public enum Event: Sendable, Equatable {
@@ -58,6 +58,8 @@ public final class RoomRunner {
     /// events still name the source.
     private var sourceOfStream: [StreamID: Int] = [:]
     private let hop: UnsafeMutableBufferPointer<Float>
+    /// Debug builds: stops on a call while another thread is inside the runner.
+    let confinement = ConfinementCheck("RoomRunner")
 
     /// Runs a new room in `engine`.
     /// - Parameters:
@@ -99,6 +101,8 @@ public final class RoomRunner {
     /// - Returns: The source's index, which events use.
     @discardableResult
     public func add(_ source: any HopSource, name: String, levels: Bool = false) -> Int {
+        confinement.enter("add")
+        defer { confinement.leave() }
         let handle = levels ? engine.addLevelStream(name: name, room: room) : engine.addStream(name: name, room: room)
         let index = sources.count
         sources.append(source)
@@ -120,6 +124,8 @@ public final class RoomRunner {
     /// Removes a present source from the engine: its open utterance ends and, if it held the floor, the room
     /// has nobody until the next tick decides. Nothing happens if it is gone already.
     public func remove(_ index: Int) {
+        confinement.enter("remove")
+        defer { confinement.leave() }
         guard let handle = handles[index] else { return }
         lastStatistics[index] = engine.removeStream(handle)
         handles[index] = nil
@@ -153,6 +159,8 @@ public final class RoomRunner {
     /// removed), and runs one engine tick, which reads the attached sources.
     /// - Complexity: O(present sources) plus the engine's tick. Allocates nothing.
     public func tick() {
+        confinement.enter("tick")
+        defer { confinement.leave() }
         let tick = engine.ticks
         var position = 0
         while position < present.count {
@@ -184,6 +192,8 @@ public final class RoomRunner {
 
     /// Removes every source still present, ending their utterances. Call after the last tick.
     public func finish() {
+        confinement.enter("finish")
+        defer { confinement.leave() }
         while let first = present.first { remove(first) }
     }
 
@@ -201,6 +211,8 @@ public final class RoomRunner {
     /// Hands every event since the last call to `body`, oldest first, and forgets them.
     /// - Precondition: the engine runs no other room (its events would name no source here).
     public func consumeEvents(_ body: (Event) throws -> Void) rethrows {
+        confinement.enter("consumeEvents")
+        defer { confinement.leave() }
         try engine.consumeEvents { event in
             switch event {
             case .speech(let stream, let active, let time, let since):
