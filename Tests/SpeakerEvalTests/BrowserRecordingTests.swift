@@ -1,0 +1,47 @@
+import SpeakerEval
+import SpeakerIO
+import Testing
+import TestSupport
+
+/// Issue 28's browser case offline (`Fixtures/recorded/browsers-apart`): m1-clean as the server recorded it
+/// from three Chromium publishers whose streams arrived 310, 160 and 0 ms apart (alice, bob, carol),
+/// through Chromium's noise suppression and gain control. Lined up again they are named in the meeting's
+/// order; as they arrived, carol's microphone carries alice's first words 310 ms before alice's own stream
+/// does, and the engine, finding no lag between the streams (the suppression reshapes each leak frame by
+/// frame: envelope correlations of 0.4–0.73 where a lag needs 0.85), names carol first. The live run
+/// (`CallTests.BrowsersApartTests`) names carol the same way.
+@Suite struct BrowserRecordingTests {
+    static let names = ["alice", "bob", "carol"]
+    /// How much later than carol's each stream arrived, in samples (310 and 160 ms).
+    static let late = [4960, 2560, 0]
+
+    /// The speakers `detect` names on `streams` (started together), nobody and repeats dropped.
+    static func sequence(_ streams: [[Float]]) throws -> [String] {
+        let replay = try RoomReplay(streams: zip(names, streams).map { ReplayStream(id: $0, samples: $1) })
+        while !replay.isAtEnd { replay.tick() }
+        replay.finish()
+        var named: [String] = []
+        replay.consumeEvents { event in
+            if case .dominant(let stream?, _) = event, named.last != names[stream] { named.append(names[stream]) }
+        }
+        return named
+    }
+
+    static func recordings() throws -> [[Float]] {
+        try loadStreams(paths: names.map { FixturePaths.file("recorded/browsers-apart/\($0).opus") }).map(\.samples)
+    }
+
+    @Test func linedUpAgainTheStreamsAreNamedInTheMeetingsOrder() throws {
+        let linedUp = try zip(Self.recordings(), Self.late).map { Array($0.dropFirst($1)) }
+        #expect(try Self.sequence(linedUp) == ["bob", "alice", "carol", "alice", "carol"])
+    }
+
+    @Test func asTheyArrivedTheyAreNamedAsLinedUp() throws {
+        let recordings = try Self.recordings()
+        let linedUp = try Self.sequence(zip(recordings, Self.late).map { Array($0.dropFirst($1)) })
+        let asTheyArrived = try Self.sequence(recordings)
+        withKnownIssue("a leak of alice's first words in carol's stream, 310 ms early, is named: no lag is found through the browsers' noise suppression") {
+            #expect(asTheyArrived == linedUp)
+        }
+    }
+}
