@@ -103,12 +103,7 @@ struct BrowsersApartTests {
         }
         // What the engine names offline on the same files, started together.
         let sources = try loadStreams(paths: files).map(\.samples)
-        let replay = try RoomReplay(streams: zip(names, sources).map { ReplayStream(id: $0, samples: $1) })
-        while !replay.isAtEnd { replay.tick() }
-        replay.finish()
-        replay.consumeEvents { event in
-            if case .dominant(let stream?, _) = event, run.expected.last != names[stream] { run.expected.append(names[stream]) }
-        }
+        run.expected = try CallEndToEndTests.detectSequence(names: names, streams: sources)
 
         let recordings = profile.path("recordings")
         let server = try CallTestServer.server(recordingDirectory: recordings, iceHost: "127.0.0.1", engine: engine)

@@ -77,6 +77,19 @@ import TestSupport
         return (meetings, logs)
     }
 
+    /// The speakers `detect` names on `streams` (started together, named by `names`), nobody and repeats
+    /// dropped: what a live call of the same audio is compared with.
+    static func detectSequence(names: [String], streams: [[Float]]) throws -> [String] {
+        let replay = try RoomReplay(streams: zip(names, streams).map { ReplayStream(id: $0, samples: $1) })
+        while !replay.isAtEnd { replay.tick() }
+        replay.finish()
+        var named: [String] = []
+        replay.consumeEvents { event in
+            if case .dominant(let stream?, _) = event, named.last != names[stream] { named.append(names[stream]) }
+        }
+        return named
+    }
+
     /// Joins all the meetings at once, so that their files start within a few milliseconds.
     static func joinTogether(_ meetings: [Meeting]) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -175,14 +188,7 @@ import TestSupport
     func aCallOfRealRecordingsNamesWhomDetectNames(resumeGate: Bool) async throws {
         let names = ["alice", "bob", "carol"]
         let paths = names.map { FixturePaths.file("meetings/m1-clean/\($0).flac") }
-        let streams = try loadStreams(paths: paths)
-        let replay = try RoomReplay(streams: zip(names, streams).map { ReplayStream(id: $0, samples: $1.samples) })
-        while !replay.isAtEnd { replay.tick() }
-        replay.finish()
-        var expected: [String] = []
-        replay.consumeEvents { event in
-            if case .dominant(let stream?, _) = event, expected.last != names[stream] { expected.append(names[stream]) }
-        }
+        let expected = try Self.detectSequence(names: names, streams: loadStreams(paths: paths).map(\.samples))
         #expect(expected.first == "bob", "detect: \(expected)")
 
         let recordings = FileManager.default.temporaryDirectory.appendingPathComponent("call-recording-\(UUID().uuidString)").path
@@ -257,13 +263,7 @@ import TestSupport
             writer.close()
             return path
         }
-        let replay = try RoomReplay(streams: zip(names, streams).map { ReplayStream(id: $0, samples: $1) })
-        while !replay.isAtEnd { replay.tick() }
-        replay.finish()
-        var expected: [String] = []
-        replay.consumeEvents { event in
-            if case .dominant(let stream?, _) = event, expected.last != names[stream] { expected.append(names[stream]) }
-        }
+        let expected = try Self.detectSequence(names: names, streams: streams)
         #expect(expected == ["bob", "alice", "carol", "alice", "carol"], "detect: \(expected)")
 
         var engine = EngineConfiguration()
