@@ -40,6 +40,36 @@ extension EngineConfiguration {
         return try Self.decoded(base)
     }
 
+    /// This configuration with each `--config` argument applied in order (later ones win): an argument
+    /// that names an existing file, or ends in `.json`, is read as a JSON document (`overriding(json:)`);
+    /// otherwise it must be `KEY=VALUE` (`setting(_:to:)`).
+    /// - Throws: `OverrideError` naming the argument: a file that cannot be read, a document or setting that
+    ///   does not fit, a value out of range, or an argument of neither form.
+    public func applying(arguments: [String]) throws(OverrideError) -> EngineConfiguration {
+        var configuration = self
+        for argument in arguments {
+            let isFile = FileManager.default.fileExists(atPath: argument) || argument.hasSuffix(".json")
+            do {
+                if isFile {
+                    guard let data = FileManager.default.contents(atPath: argument) else {
+                        throw OverrideError(description: "--config \(argument): cannot read the file")
+                    }
+                    configuration = try configuration.overriding(json: data)
+                } else if let equals = argument.firstIndex(of: "=") {
+                    let key = String(argument[..<equals]), value = String(argument[argument.index(after: equals)...])
+                    configuration = try configuration.setting(key, to: value)
+                } else {
+                    throw OverrideError(description: "--config \(argument): expected FILE.json or KEY=VALUE")
+                }
+            } catch let error as OverrideError where error.description.hasPrefix("--config ") {
+                throw error
+            } catch {
+                throw OverrideError(description: "--config \(argument): \(error)")
+            }
+        }
+        return configuration
+    }
+
     /// All keys with their values, dotted, sorted: what `--config` accepts.
     public func flattened() throws -> [(key: String, value: String)] {
         var result: [(String, String)] = []

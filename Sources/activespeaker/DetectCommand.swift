@@ -167,7 +167,7 @@ struct DetectCommand: Command {
         summary = options.has("summary")
         levelTicks = try Self.ticks(of: "levels", in: options)
         classTicks = try Self.ticks(of: "classes", in: options)
-        var configuration = try Self.configuration(from: options.all("config"))
+        var configuration = try options.engineConfiguration()
         if let policy = options.value("policy") {
             configuration.selection.policy = try EvalCommand.policy(named: policy)
         }
@@ -327,43 +327,5 @@ struct DetectCommand: Command {
         let output = BufferedOutput()
         for (key, value) in settings { try output.write("\(key)=\(value)\n") }
         try output.flush()
-    }
-
-    /// Where to look after a bad `--config`.
-    private static let configurationHint = "see 'activespeaker detect --print-config' for the keys and defaults"
-
-    /// `base` (by default the engine's defaults) with each `--config` argument applied in order.
-    ///
-    /// An argument that names an existing file, or ends in `.json`, is read as a JSON document;
-    /// otherwise it must be `KEY=VALUE`.
-    static func configuration(
-        from arguments: [String], base: EngineConfiguration = EngineConfiguration()
-    ) throws(CommandError) -> EngineConfiguration {
-        var configuration = base
-        for argument in arguments {
-            let isFile = FileManager.default.fileExists(atPath: argument) || argument.hasSuffix(".json")
-            let equals = argument.firstIndex(of: "=")
-            if isFile {
-                guard let data = FileManager.default.contents(atPath: argument) else {
-                    throw .usage("--config \(argument): cannot read the file", hint: configurationHint)
-                }
-                do {
-                    configuration = try configuration.overriding(json: data)
-                } catch {
-                    throw .usage("--config \(argument): \(error)", hint: configurationHint)
-                }
-            } else if let equals {
-                let key = String(argument[..<equals])
-                let value = String(argument[argument.index(after: equals)...])
-                do {
-                    configuration = try configuration.setting(key, to: value)
-                } catch {
-                    throw .usage("--config \(argument): \(error)", hint: configurationHint)
-                }
-            } else {
-                throw .usage("--config \(argument): expected FILE.json or KEY=VALUE", hint: configurationHint)
-            }
-        }
-        return configuration
     }
 }

@@ -137,7 +137,7 @@ struct EvalCommand: Command {
             throw .usage("system '\(duplicate)' given twice (a --system-rttm folder is named after its last component)")
         }
         uemPath = options.value("uem")
-        var configuration = try DetectCommand.configuration(from: options.all("config"))
+        var configuration = try options.engineConfiguration()
         if options.has("aligned") { configuration.alignment.maxDelay = 0 }
         self.configuration = configuration
         if let text = options.value("skew") {

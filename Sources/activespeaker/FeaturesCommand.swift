@@ -44,7 +44,7 @@ struct FeaturesCommand: Command {
         files = options.positionals
         guard let out = options.value("out") else { throw .usage("--out DIR is required") }
         outputDirectory = out
-        configuration = try DetectCommand.configuration(from: options.all("config"))
+        configuration = try options.engineConfiguration()
         downmix = options.has("downmix")
         if files.isEmpty { throw .usage("no audio files given") }
     }

@@ -174,7 +174,7 @@ struct ListenCommand: Command {
         streamTimeoutTicks = try Self.streamTimeoutTicks(options.value("stream-timeout"), jitter: jitter)
         durationTicks = try LiveOptions.durationTicks(options.value("duration"))
         levelTicks = try LiveOptions.levelTicks(options.value("levels"))
-        configuration = try DetectCommand.configuration(from: options.all("config"))
+        configuration = try options.engineConfiguration()
         json = options.has("json")
         stats = options.has("stats")
         if !options.positionals.isEmpty { throw .usage("unexpected argument \(options.positionals[0])") }

@@ -136,7 +136,7 @@ struct LiveCommand: Command {
         alsaConfiguration = options.value("alsa-config")
         durationTicks = try LiveOptions.durationTicks(options.value("duration"))
         levelTicks = try LiveOptions.levelTicks(options.value("levels"))
-        configuration = try DetectCommand.configuration(from: options.all("config"))
+        configuration = try options.engineConfiguration()
         let poll = options.value("device-poll") ?? "1000"
         guard let milliseconds = Int(poll), milliseconds >= 0 else { throw .usage("--device-poll \(poll): expected milliseconds (0: off)") }
         pollInterval = milliseconds == 0 ? nil : Double(milliseconds) / 1000

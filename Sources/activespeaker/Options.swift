@@ -1,4 +1,6 @@
+import ConfigurationOverrides
 import Foundation
+import SpeakerCore
 
 /// One option a command accepts: a flag (`--quiet`) or an option with a value (`--rttm PATH`).
 struct OptionSpec: Sendable {
@@ -49,6 +51,17 @@ struct ParsedOptions: Sendable {
 
     /// All values of a repeatable option, in the order given.
     func all(_ name: String) -> [String] { values[name] ?? [] }
+
+    /// The engine's settings: `base` (by default the engine's defaults) with each `--config` value applied in
+    /// order (`EngineConfiguration.applying(arguments:)`).
+    /// - Throws: `CommandError.usage` naming the bad value, with a hint.
+    func engineConfiguration(base: EngineConfiguration = EngineConfiguration()) throws(CommandError) -> EngineConfiguration {
+        do {
+            return try base.applying(arguments: all("config"))
+        } catch {
+            throw .usage(error.description, hint: "see 'activespeaker detect --print-config' for the keys and defaults")
+        }
+    }
 
     /// `--jobs N`: threads to use, 1–256; every core when not given.
     /// - Throws: `CommandError.usage` for anything but a whole number in range.

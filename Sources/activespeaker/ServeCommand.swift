@@ -231,7 +231,7 @@ struct ServeCommand: Command {
             throw .usage("--node-id and --advertise go with --redis")
         }
         configuration.recordingDirectory = options.value("record")
-        configuration.engine = try DetectCommand.configuration(from: options.all("config"), base: EngineConfiguration())
+        configuration.engine = try options.engineConfiguration()
         duration = try options.value("duration").map { text throws(CommandError) in
             guard let value = Double(text), value > 0 else { throw .usage("--duration \(text): expected seconds > 0") }
             return value

@@ -22,6 +22,26 @@ import SpeakerCore
         #expect(configuration.leakage.margin == 9.5)
     }
 
+    /// `--config` arguments, in order: a JSON file, then a setting over it; each bad one is named.
+    @Test func commandLineArgumentsApplyInOrder() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(#"{"vad":{"hangover":0.4,"onsetFrames":2}}"#.utf8).write(to: file)
+        let configuration = try EngineConfiguration().applying(arguments: [file.path, "vad.hangover=0.3"])
+        #expect(configuration.vad.hangover == 0.3 && configuration.vad.onsetFrames == 2)
+        let messages = [
+            ("vad.hangover", "--config vad.hangover: expected FILE.json or KEY=VALUE"),
+            ("missing.json", "--config missing.json: cannot read the file"),
+            ("vad.nosuch=1", "--config vad.nosuch=1: configuration: unknown key vad.nosuch"),
+        ]
+        for (argument, message) in messages {
+            let error = #expect(throws: EngineConfiguration.OverrideError.self) { try EngineConfiguration().applying(arguments: [argument]) }
+            #expect(error?.description == message)
+        }
+        let range = #expect(throws: EngineConfiguration.OverrideError.self) { try EngineConfiguration().applying(arguments: ["vad.hangover=9"]) }
+        #expect(range?.description.hasPrefix("--config vad.hangover=9: ") == true && range?.description.contains("0…5 s") == true, "\(String(describing: range))")
+    }
+
     @Test(arguments: ["nosuch.key", "vad.nosuch", "vad"])
     func unknownKeysAreRejected(key: String) {
         #expect(throws: EngineConfiguration.OverrideError.self) { try EngineConfiguration().setting(key, to: "1") }
