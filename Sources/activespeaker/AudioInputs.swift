@@ -1,6 +1,5 @@
 import Foundation
 import SpeakerCore
-import SpeakerEval
 import SpeakerIO
 
 /// The audio FILEs of `detect` and `features`: opened and named, then decoded at the engine's rate, whole

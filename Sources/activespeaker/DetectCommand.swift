@@ -1,7 +1,6 @@
 import ConfigurationOverrides
 import Foundation
 import SpeakerCore
-import SpeakerEval
 import SpeakerIO
 
 /// `activespeaker detect`: who speaks when in the recordings of one room.

@@ -1,5 +1,4 @@
 import Foundation
-import SpeakerCore
 import Synchronization
 
 /// One recorded participant of a room: an id and its samples, starting at t = 0.
