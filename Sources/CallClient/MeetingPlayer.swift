@@ -16,11 +16,12 @@ public enum SpeakerChoice: Sendable, Equatable {
 /// (`activespeaker-playback`), paced by the monotonic clock.
 ///
 /// Datagrams come from the meeting's socket queue (`insert`); the mixer is shared under a `Mutex`, held
-/// for one insert or one hop. The thread owns the device.
+/// for one insert or one hop, together with the tick the player plays next: a new stream starts at that
+/// tick, so its first pull is the next hop's (read outside the lock, a datagram could start a stream at
+/// the tick just played, whose next pull would come a tick after its start: a precondition failure that a
+/// loaded machine hit). The thread owns the device.
 final class MeetingPlayer: Sendable {
     private let mixer = Mutex(PlaybackMixerBox())
-    /// The tick the player plays next: datagrams are placed against it.
-    private let nextTick = Atomic<Int>(0)
     private let stopFlag = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
@@ -34,8 +35,7 @@ final class MeetingPlayer: Sendable {
 
     /// One forwarded datagram, as it arrives.
     func insert(_ datagram: UnsafeRawBufferPointer) {
-        let tick = nextTick.load(ordering: .acquiring)
-        mixer.withLock { _ = $0.mixer.insert(datagram: datagram, tick: tick) }
+        mixer.withLock { _ = $0.mixer.insert(datagram: datagram, tick: $0.nextTick) }
     }
 
     /// Starts the playback thread. `failure` is called (once, on that thread) if the device fails.
@@ -66,9 +66,13 @@ final class MeetingPlayer: Sendable {
             let due = start + UInt64(tick + 1) * 10_000_000
             let now = DispatchTime.now().uptimeNanoseconds
             if due > now { usleep(UInt32((due - now) / 1000)) }
-            hop.withUnsafeMutableBufferPointer { buffer in mixer.withLock { $0.mixer.pull(tick: tick, into: buffer) } }
+            hop.withUnsafeMutableBufferPointer { buffer in
+                mixer.withLock { box in
+                    box.mixer.pull(tick: tick, into: buffer)
+                    box.nextTick = tick + 1
+                }
+            }
             tick += 1
-            nextTick.store(tick, ordering: .releasing)
             do {
                 try hop.withUnsafeBufferPointer { try device.playback.write($0) }
             } catch let error as SpeakerIOError {
@@ -84,6 +88,8 @@ final class MeetingPlayer: Sendable {
 /// The mixer, for the `Mutex` (only reached under it).
 private final class PlaybackMixerBox: @unchecked Sendable {
     let mixer = PlaybackMixer()
+    /// The tick the player plays next: datagrams are placed against it.
+    var nextTick = 0
 }
 
 /// The device: written by the playback thread only, closed after it has ended.

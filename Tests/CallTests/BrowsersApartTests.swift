@@ -13,9 +13,9 @@ import TestSupport
 /// 250, 120 and 0 ms apart (alice, bob, carol), through the meeting page, Chromium's own audio processing
 /// (noise suppression, gain control), Opus and WebRTC. The server names the speakers `detect` names on the
 /// aligned files; how far apart the streams really arrived is measured on the server's recordings (the
-/// microphones open 0–60 ms later than asked, so the spread is 120–340 ms). The SDK clients' version of
-/// this test (`CallEndToEndTests`) shows the defect with the engine's alignment off; here it showed in
-/// some runs only (the opt-in measurement).
+/// microphones open later than asked, by up to ~110 ms and once 360 ms: alice's stream arrived 230–590 ms after
+/// carol's in the runs of 2026-12-04). The SDK clients' version of this test (`CallEndToEndTests`) passes;
+/// this one is a known issue (below). The opt-in measurement runs it with the engine's alignment off.
 @Suite(
     .serialized, .realTime, .enabled(if: WebRTCAvailable.peer, "needs GStreamer's webrtcbin and libnice: bash tools/install-deps.sh"),
     .enabled(if: HeadlessChromium.executable != nil, "needs chromium: bash tools/install-deps.sh"))
@@ -50,8 +50,9 @@ struct BrowsersApartTests {
         let room = try await Self.meeting(engine: EngineConfiguration())
         #expect(room.expected == ["bob", "alice", "carol", "alice", "carol"], "detect: \(room.expected)")
         #expect(room.over, "told \(room.listener)")
-        // The streams were as far apart as the test means them to be: alice's at least 150 ms after carol's.
-        #expect(room.apart[0] - room.apart[2] >= 150, "streams \(room.apart) ms apart")
+        // The streams were far apart, as the test means them to be: alice's at least 100 ms after carol's (250
+        // asked, less the most a microphone opened late, ~110 ms, when all three were asked at one instant).
+        #expect(room.apart[0] - room.apart[2] >= 100, "streams \(room.apart) ms apart")
         for (name, view) in zip(CoLocatedMeeting.names, room.pages) {
             #expect(view == room.listener, "\(name)'s page: \(view); listener: \(room.listener)")
         }
