@@ -192,6 +192,12 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
         serverLog.flush()
     }
 
+    /// Returns once every event logged before the call has been written to the log output (log lines
+    /// leave through their own queue; `stop()` waits for them too).
+    public func flushLog() {
+        serverLog.flush()
+    }
+
     /// Seconds since the server started.
     private var now: Double { Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
 

@@ -26,6 +26,7 @@ struct TLSCallTests {
         let log = LogLines()
         let server = try RoomServer(configuration: configuration) { line in log.lines.withLock { $0.append(line) } }
         server.start()
+        server.flushLog()  // the `listening` line written
         return (server, log)
     }
 
