@@ -40,9 +40,9 @@ struct BrowsersApartTests {
     /// Known issue (2026-12-04): in 3 of 3 runs (streams 290–380 ms apart), and in each of 10 runs of this
     /// test's drafts, the engine named a leak at a turn's start: carol, whose stream arrives first, 0.75–0.86 s
     /// before alice as alice begins. Chromium's noise suppression reshapes a leak frame by frame, and the
-    /// engine measures a leak's lag on the correlation of speech-band energy envelopes: at the true lag it
-    /// is 0.4–0.73 on the recorded streams (0.80–0.90 on the files), under the 0.85 a lag needs, so no delay
-    /// is found. `activespeaker detect` on the three runs' recordings (`ACTIVESPEAKER_KEEP_RECORDINGS=DIR`)
+    /// engine measures a leak's lag on the correlation of speech-band energy envelopes: at the true lags it
+    /// is 0.20–0.56 on the recorded streams (0.80–0.90 on the files), under the 0.85 a lag needs, so no delay
+    /// is found (docs/evaluation.md, "Through browsers"). `activespeaker detect` on the three runs' recordings (`ACTIVESPEAKER_KEEP_RECORDINGS=DIR`)
     /// gives the live sequence as they arrived and `detect`'s order once they are lined up again (3 of 3);
     /// `--config alignment.correlation=0.5` is not enough (0 of 3).
     @Test("Browsers whose microphones start 250, 120 and 0 ms apart are named as detect names the aligned files")

@@ -8,7 +8,7 @@ import TestSupport
 /// through Chromium's noise suppression and gain control. Lined up again they are named in the meeting's
 /// order; as they arrived, carol's microphone carries alice's first words 310 ms before alice's own stream
 /// does, and the engine, finding no lag between the streams (the suppression reshapes each leak frame by
-/// frame: envelope correlations of 0.4–0.73 where a lag needs 0.85), names carol first. The live run
+/// frame: envelope correlations of 0.20–0.56 where a lag needs 0.85), names carol first. The live run
 /// (`CallTests.BrowsersApartTests`) names carol the same way.
 @Suite struct BrowserRecordingTests {
     static let names = ["alice", "bob", "carol"]
