@@ -48,26 +48,30 @@ extension EngineConfiguration {
     public func applying(arguments: [String]) throws(OverrideError) -> EngineConfiguration {
         var configuration = self
         for argument in arguments {
-            let isFile = FileManager.default.fileExists(atPath: argument) || argument.hasSuffix(".json")
-            do {
-                if isFile {
-                    guard let data = FileManager.default.contents(atPath: argument) else {
-                        throw OverrideError(description: "--config \(argument): cannot read the file")
-                    }
-                    configuration = try configuration.overriding(json: data)
-                } else if let equals = argument.firstIndex(of: "=") {
-                    let key = String(argument[..<equals]), value = String(argument[argument.index(after: equals)...])
-                    configuration = try configuration.setting(key, to: value)
-                } else {
-                    throw OverrideError(description: "--config \(argument): expected FILE.json or KEY=VALUE")
+            if FileManager.default.fileExists(atPath: argument) || argument.hasSuffix(".json") {
+                guard let data = FileManager.default.contents(atPath: argument) else {
+                    throw OverrideError(description: "--config \(argument): cannot read the file")
                 }
-            } catch let error as OverrideError where error.description.hasPrefix("--config ") {
-                throw error
-            } catch {
-                throw OverrideError(description: "--config \(argument): \(error)")
+                configuration = try Self.naming(argument) { try configuration.overriding(json: data) }
+            } else if let equals = argument.firstIndex(of: "=") {
+                let key = String(argument[..<equals]), value = String(argument[argument.index(after: equals)...])
+                configuration = try Self.naming(argument) { try configuration.setting(key, to: value) }
+            } else {
+                throw OverrideError(description: "--config \(argument): expected FILE.json or KEY=VALUE")
             }
         }
         return configuration
+    }
+
+    /// `body`'s configuration; an error it throws becomes an `OverrideError` naming `argument`.
+    private static func naming(
+        _ argument: String, _ body: () throws -> EngineConfiguration
+    ) throws(OverrideError) -> EngineConfiguration {
+        do {
+            return try body()
+        } catch {
+            throw OverrideError(description: "--config \(argument): \(error)")
+        }
     }
 
     /// All keys with their values, dotted, sorted: what `--config` accepts.
