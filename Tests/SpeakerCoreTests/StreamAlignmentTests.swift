@@ -27,9 +27,36 @@ import TestSupport
         }
     }
 
-    static func history(_ values: [Float], capacity: Int) -> EvidenceHistory {
+    /// A voice's spectral shape per frame: 16 band energies (dB) that wander from frame to frame as
+    /// formants move, each frame's mean removed by `SpectralShape`.
+    static func shapes(frames: Int, seed: UInt64) -> [SpectralShape] {
+        var generator = SeededGenerator(seed: seed &+ 1000)
+        var bands = SIMD16<Float>(repeating: -50)
+        return (0..<frames).map { _ in
+            for band in 0..<16 { bands[band] = 0.5 * bands[band] + 0.5 * (-50 + 15 * generator.nextSignedUnit()) }
+            return SpectralShape(bandEnergyDB: bands)
+        }
+    }
+
+    /// `shapes` as a microphone `lag` frames later (negative: earlier) hears them: the same shapes,
+    /// each band off by up to ±`jitter` dB.
+    static func copy(of shapes: [SpectralShape], lag: Int, jitter: Float, seed: UInt64) -> [SpectralShape] {
+        var generator = SeededGenerator(seed: seed)
+        return shapes.indices.map { index in
+            let source = index - lag
+            guard source >= 0, source < shapes.count else { return SpectralShape() }
+            var bands = shapes[source].decibels
+            for band in 0..<16 { bands[band] += jitter * generator.nextSignedUnit() }
+            return SpectralShape(bandEnergyDB: bands)
+        }
+    }
+
+    static func history(_ values: [Float], shapes: [SpectralShape]? = nil, capacity: Int) -> EvidenceHistory {
         var history = EvidenceHistory(frames: capacity)
-        for value in values { history.record(voiced: false, continues: false, excess: value, level: 127) }
+        for (index, value) in values.enumerated() {
+            history.record(
+                voiced: false, continues: false, excess: value, level: 127, shape: shapes?[index] ?? SpectralShape())
+        }
         return history
     }
 
@@ -81,20 +108,67 @@ import TestSupport
     }
 
     @Test func unrelatedOrFlatEnvelopesGiveNoLag() {
+        // The envelope alone, at the threshold it needed before shapes confirmed lags.
         var estimator = LagEstimator(maxLag: 30, window: 128)
-        let shipped = AlignmentConfiguration()
         for seed in 20..<30 as Range<UInt64> {
             let a = Self.history(Self.syllables(frames: 300, seed: seed), capacity: 256)
             let b = Self.history(Self.syllables(frames: 300, seed: seed + 100), capacity: 256)
-            let measured = estimator.estimate(
-                reference: a, other: b, minimumCorrelation: shipped.correlation, distinctness: shipped.distinctness)
+            let measured = estimator.estimate(reference: a, other: b, minimumCorrelation: 0.85, distinctness: 0.05)
             #expect(measured == nil, "seed \(seed)")
         }
         let flat = Self.history([Float](repeating: -60, count: 300), capacity: 256)
         let speech = Self.history(Self.syllables(frames: 300, seed: 5), capacity: 256)
-        let measured = estimator.estimate(
-            reference: flat, other: speech, minimumCorrelation: shipped.correlation, distinctness: shipped.distinctness)
-        #expect(measured == nil)
+        #expect(estimator.estimate(reference: flat, other: speech, minimumCorrelation: 0.3, distinctness: 0.05) == nil)
+    }
+
+    @Test func unrelatedVoicesHaveUnlikeShapesAtEveryLag() throws {
+        // Two voices: the envelope proposes chance lags at the shipped candidate threshold, and the shapes
+        // at those lags stay far below what confirms one.
+        let shipped = AlignmentConfiguration()
+        var estimator = LagEstimator(maxLag: 30, window: 48)
+        var proposed = 0
+        for seed in 20..<30 as Range<UInt64> {
+            let a = Self.history(
+                Self.syllables(frames: 300, seed: seed), shapes: Self.shapes(frames: 300, seed: seed), capacity: 256)
+            let b = Self.history(
+                Self.syllables(frames: 300, seed: seed + 100), shapes: Self.shapes(frames: 300, seed: seed + 100),
+                capacity: 256)
+            guard
+                let estimate = estimator.estimate(
+                    reference: a, other: b, minimumCorrelation: shipped.correlation, distinctness: shipped.distinctness)
+            else { continue }
+            proposed += 1
+            let lag = Int(estimate.lag.rounded())
+            let shape = estimator.shapeCorrelation(reference: a, other: b, lag: lag, gate: 30)
+            #expect((shape ?? -1) < shipped.shape, "seed \(seed)")
+        }
+        #expect(proposed >= 3)
+    }
+
+    @Test(arguments: [-20, -6, 0, 9, 24])
+    func shapesFindALeakThatNoiseSuppressionReshaped(lag: Int) throws {
+        // A leaked copy 30 dB down, near its microphone's noise (−80 dBFS), whose frames a noise suppressor
+        // and gain control lowered by up to 25 dB each: its envelope no longer matches its source's, its
+        // shapes (each frame's gain removed) still do.
+        var generator = SeededGenerator(seed: UInt64(lag + 100))
+        let voice = Self.syllables(frames: 300, seed: 12), shapes = Self.shapes(frames: 300, seed: 12)
+        let reshaped = Self.copy(of: voice, lag: lag, drop: 30).map { value in
+            value > Levels.floorDBFS ? value - 25 * abs(generator.nextSignedUnit()) : -80 + 2 * generator.nextSignedUnit()
+        }
+        let a = Self.history(voice, shapes: shapes, capacity: 256)
+        let b = Self.history(reshaped, shapes: Self.copy(of: shapes, lag: lag, jitter: 3, seed: 7), capacity: 256)
+        var estimator = LagEstimator(maxLag: 30, window: 128)
+        let measured = estimator.estimate(reference: a, other: b, minimumCorrelation: 0.2, distinctness: 0)
+        let estimate = try #require(measured)
+        #expect(estimate.correlation < 0.85)
+        #expect(abs(estimate.lag - Float(lag)) <= 2)
+        let shape = estimator.shapeCorrelation(reference: a, other: b, lag: lag, gate: 30)
+        let atLag = try #require(shape)
+        print("lag \(lag): envelope correlation \(estimate.correlation) at \(estimate.lag), shape correlation \(atLag)")
+        #expect(atLag > 0.8)
+        for far in stride(from: -30, through: 30, by: 3) where abs(far - lag) >= 5 {
+            #expect((estimator.shapeCorrelation(reference: a, other: b, lag: far, gate: 30) ?? -1) < atLag - 0.3, "lag \(far)")
+        }
     }
 
     @Test func evidenceHistoryReadsBackDelayedFrames() {
@@ -134,26 +208,40 @@ import TestSupport
     /// Talker 0 speaks in bursts; talker 1 is silent. Returns talker 1's speech starts after the first
     /// `warmUp` frames, and the talkers.
     /// `ownBurst`: frames of talker 1's own time in which it speaks itself, 10 dB above its leak.
+    /// `frameGain`: dB by which a noise suppressor lowers each frame of the leak that it does not remove
+    /// (two in five), at most; 0: no suppressor.
     static func leakedVoiceAhead(
-        skew: Int, configuration: EngineConfiguration, frames: Int = 3000, warmUp: Int = 600, ownBurst: Range<Int>? = nil
+        skew: Int, configuration: EngineConfiguration, frames: Int = 3000, warmUp: Int = 600, ownBurst: Range<Int>? = nil,
+        frameGain: Float = 0
     ) -> (falseStarts: Int, falseFrames: Int, talkers: [Talker], events: [EngineEvent]) {
         let (decision, talkers) = room(2, configuration: configuration)
         // Talker 0's own time: its voice; talker 1 carries it `skew` frames earlier in the room's time.
         let voice = syllables(frames: frames + skew + 1, seed: 3)
+        let shapes = shapes(frames: frames + skew + 1, seed: 3), ownShapes = Self.shapes(frames: frames, seed: 4)
+        var generator = SeededGenerator(seed: 5)
         var events: [EngineEvent] = []
         var falseStarts = 0, falseFrames = 0
         for tick in 0..<frames {
             let own = voice[tick]
             var leaked = voice[tick + skew] - 20
-            var leakVoiced = voice[tick + skew] > Levels.floorDBFS
+            if frameGain > 0 && leaked > Levels.floorDBFS {
+                // The suppressor removes two frames in five and lowers the others.
+                leaked = abs(generator.nextSignedUnit()) < 0.4
+                    ? Levels.floorDBFS : leaked - frameGain * abs(generator.nextSignedUnit())
+            }
+            var leakVoiced = leaked > Levels.floorDBFS
+            var leakShape = shapes[tick + skew]
             if let ownBurst, ownBurst.contains(tick) {
                 leaked = -20
                 leakVoiced = true
+                leakShape = ownShapes[tick]
             }
             let ownVoiced = own > Levels.floorDBFS
-            talkers[0].hear(voiced: ownVoiced, continues: ownVoiced, excess: ownVoiced ? own : -127, level: ownVoiced ? 30 : 90)
+            talkers[0].hear(
+                voiced: ownVoiced, continues: ownVoiced, excess: ownVoiced ? own : -127, level: ownVoiced ? 30 : 90,
+                shape: shapes[tick])
             talkers[1].hear(
-                voiced: leakVoiced, continues: leakVoiced, excess: leakVoiced ? leaked : -127, level: leakVoiced ? 50 : 90)
+                voiced: leakVoiced, continues: leakVoiced, excess: leaked, level: leakVoiced ? 50 : 90, shape: leakShape)
             let before = events.count
             decision.decide(frame: tick, events: &events)
             if tick >= warmUp && talkers[1].vad.speaking && !(ownBurst.map { $0.contains(tick - talkers[1].alignment.delay) } ?? false) {
@@ -203,6 +291,92 @@ import TestSupport
         #expect(abs(start.time - 13.20) < 1e-9)
     }
 
+    /// The alignment before spectral shapes: envelope correlation 0.85 alone, 1.28 s windows, each pair's
+    /// wait on its own.
+    static var envelopeOnly: EngineConfiguration {
+        var configuration = EngineConfiguration()
+        configuration.alignment.shape = 2
+        configuration.alignment.correlation = 0.85
+        configuration.alignment.window = 1.28
+        configuration.alignment.chained = false
+        return configuration
+    }
+
+    @Test func aLeakReshapedFrameByFrameIsStillAligned() {
+        // The leak of `aLeakedVoiceAheadOfItsSourceIsRejectedOnceAligned` reshaped frame by frame as a browser's
+        // noise suppressor and gain control do (two frames in five removed, the others lowered by up to
+        // 15 dB): the envelope alone trusts a lag only now and then, late, and the leak passes as speech
+        // until it does; the shapes confirm the lag from the first words and the leak is rejected.
+        let unaligned = Self.leakedVoiceAhead(skew: 15, configuration: Self.envelopeOnly, frameGain: 15)
+        let run = Self.leakedVoiceAhead(skew: 15, configuration: EngineConfiguration(), frameGain: 15)
+        print(
+            "reshaped leak 15 frames ahead: false speech frames \(unaligned.falseFrames) envelope only, \(run.falseFrames) with shapes;",
+            "waits \(unaligned.talkers[1].alignment.delay) and \(run.talkers[1].alignment.delay) frames")
+        #expect(unaligned.falseFrames > 100)
+        #expect(abs(run.talkers[1].alignment.delay - 17) <= 1)
+        #expect(run.falseFrames * 10 < unaligned.falseFrames)
+    }
+
+    /// Three talkers; talker 0 speaks, and the others' microphones carry its voice 20 dB down: talker 1's
+    /// stream `early` frames before talker 0's, talker 2's `late` frames after. Returns the talkers.
+    static func oneVoiceInThreeStreams(early: Int, late: Int, configuration: EngineConfiguration) -> [Talker] {
+        let (decision, talkers) = room(3, configuration: configuration)
+        let frames = 2000, voice = syllables(frames: frames + early + 1, seed: 21)
+        let shapes = shapes(frames: frames + early + 1, seed: 21)
+        var events: [EngineEvent] = []
+        for tick in 0..<frames {
+            for (index, lag) in [(0, 0), (1, -early), (2, late)] {
+                let source = tick - lag
+                let value = source >= 0 ? voice[source] - (index == 0 ? 0 : 20) : -127
+                let sounding = source >= 0 && voice[source] > Levels.floorDBFS
+                talkers[index].hear(
+                    voiced: sounding, continues: sounding, excess: sounding ? value : -127, level: sounding ? 40 : 90,
+                    shape: source >= 0 ? shapes[source] : SpectralShape())
+            }
+            decision.decide(frame: tick, events: &events)
+        }
+        return talkers
+    }
+
+    @Test func streamsThatCarryOneVoiceWaitForTheLatest() {
+        // Talker 1 carries talker 0's voice 10 frames early, talker 2 carries it 12 frames late: talker 1 is
+        // 12 frames ahead of talker 0 (10 and the 2 a leak keeps in aligned streams), talker 2 10 behind.
+        // Chained, everyone waits for talker 2 — talker 1 by 22 frames, before talker 2 ever spoke and its
+        // voice could leak into talker 1's microphone ahead of it. Pair by pair, talker 1 waits only for talker 0.
+        let chained = Self.oneVoiceInThreeStreams(early: 10, late: 12, configuration: EngineConfiguration())
+        #expect(chained.map { $0.alignment.delay } == [10, 22, 0])
+        var pairwise = EngineConfiguration()
+        pairwise.alignment.chained = false
+        let pairs = Self.oneVoiceInThreeStreams(early: 10, late: 12, configuration: pairwise)
+        #expect(pairs.map { $0.alignment.delay } == [10, 12, 0])
+    }
+
+    @Test func unrelatedVoicesAtOnceWaitForNothing() {
+        // Two remote participants talking over each other: the envelopes match by chance often enough at the
+        // candidate threshold (without shapes they confirm lags), but the shapes never confirm one.
+        func run(_ configuration: EngineConfiguration) -> [Talker] {
+            let (decision, talkers) = Self.room(2, configuration: configuration)
+            let a = Self.syllables(frames: 3000, seed: 51), b = Self.syllables(frames: 3000, seed: 52)
+            let shapesA = Self.shapes(frames: 3000, seed: 51), shapesB = Self.shapes(frames: 3000, seed: 52)
+            var events: [EngineEvent] = []
+            for tick in 0..<3000 {
+                talkers[0].hear(voiced: a[tick] > -127, continues: a[tick] > -127, excess: a[tick], level: 40, shape: shapesA[tick])
+                talkers[1].hear(
+                    voiced: b[tick] > -127, continues: b[tick] > -127, excess: b[tick] - 8, level: 45, shape: shapesB[tick])
+                decision.decide(frame: tick, events: &events)
+            }
+            return talkers
+        }
+        #expect(run(EngineConfiguration()).allSatisfy { $0.alignment.delay == 0 && Self.confirmedLags($0) == 0 })
+        var noShapes = EngineConfiguration()
+        noShapes.alignment.shape = 2
+        #expect(run(noShapes).contains { Self.confirmedLags($0) > 0 })
+    }
+
+    static func confirmedLags(_ talker: Talker) -> Int {
+        (0..<talker.alignment.count).filter { talker.alignment.entry($0).lag != nil }.count
+    }
+
     @Test func streamsThatHearNoOneWaitForNothing() {
         // Two remote participants speaking in turns: no common voice, no delay.
         let (decision, talkers) = Self.room(2)
@@ -220,14 +394,16 @@ import TestSupport
 
     @Test func aligningAllocatesNothing() {
         let (decision, talkers) = Self.room(3)
-        let voice = Self.syllables(frames: 1200, seed: 9)
+        let voice = Self.syllables(frames: 1200, seed: 9), shapes = Self.shapes(frames: 1200, seed: 9)
         var events: [EngineEvent] = []
         events.reserveCapacity(1000)
         var allocations = 0
         for tick in 0..<1000 {
             for (index, talker) in talkers.enumerated() {
                 let value = index == 0 ? voice[tick + 20] : voice[tick + 10 * index] - 20
-                talker.hear(voiced: value > -127, continues: value > -127, excess: value, level: 40)
+                talker.hear(
+                    voiced: value > -127, continues: value > -127, excess: value, level: 40,
+                    shape: shapes[index == 0 ? tick + 20 : tick + 10 * index])
             }
             let before = allocation_counter_current_thread()
             decision.decide(frame: tick, events: &events)

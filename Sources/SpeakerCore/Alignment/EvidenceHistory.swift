@@ -2,9 +2,10 @@ import CPrefetch
 
 /// One stream's recent frame evidence in its own time: what the analysis found in each of its last
 /// `capacity` frames. The room reads it back later when the stream must wait for a later stream
-/// (`frame(delay:)`), and measures the stream's delay on its energy envelope (`copyExcess`).
+/// (`frame(delay:)`), and measures the stream's delay on its energy envelope (`copyExcess`) and checks
+/// it on its spectral shape (`shape(delay:)`).
 ///
-/// A ring over one heap block allocated when the stream is made; `record` is two stores and an
+/// Rings over heap blocks allocated when the stream is made; `record` is three stores and an
 /// increment (it runs for every stream-frame, on the analysing worker).
 /// It lives inside a `Talker`, which one thread touches at a time.
 struct EvidenceHistory: ~Copyable {
@@ -25,6 +26,8 @@ struct EvidenceHistory: ~Copyable {
     private let excess: UnsafeMutablePointer<Float>
     /// Per frame: bit 0 voiced, bit 1 continues; bits 8…15 the level.
     private let flags: UnsafeMutablePointer<UInt16>
+    /// Per frame: the spectral shape (`SpectralShape`), 16 bytes.
+    private let shapes: UnsafeMutablePointer<SpectralShape>
     /// Frames recorded since the stream was made.
     private(set) var count = 0
 
@@ -38,19 +41,25 @@ struct EvidenceHistory: ~Copyable {
         excess.initialize(repeating: Levels.floorDBFS, count: capacity)
         flags = .allocate(capacity: capacity)
         flags.initialize(repeating: 127 << 8, count: capacity)
+        shapes = .allocate(capacity: capacity)
+        shapes.initialize(repeating: SpectralShape(), count: capacity)
     }
 
     deinit {
         excess.deallocate()
         flags.deallocate()
+        shapes.deallocate()
     }
 
     /// Appends the newest frame.
     @inline(__always)
-    mutating func record(voiced: Bool, continues: Bool, excess value: Float, level: UInt8) {
+    mutating func record(
+        voiced: Bool, continues: Bool, excess value: Float, level: UInt8, shape: SpectralShape = SpectralShape()
+    ) {
         let slot = count & mask
         excess[slot] = value
         flags[slot] = UInt16(level) << 8 | (continues ? 2 : 0) | (voiced ? 1 : 0)
+        shapes[slot] = shape
         count &+= 1
     }
 
@@ -61,6 +70,7 @@ struct EvidenceHistory: ~Copyable {
         let slot = count & mask
         activespeaker_prefetch(UnsafeRawPointer(excess + slot), 4)
         activespeaker_prefetch(UnsafeRawPointer(flags + slot), 2)
+        activespeaker_prefetch(UnsafeRawPointer(shapes + slot), 16)
     }
 
     /// The frame `delay` frames before the newest (0: the newest); silence before the first frame.
@@ -86,4 +96,39 @@ struct EvidenceHistory: ~Copyable {
         }
     }
 
+    /// The spectral shape of the frame `delay` frames before the newest (0: the newest); flat before
+    /// the first frame.
+    /// - Precondition: `0 ≤ delay < capacity`.
+    @inline(__always)
+    func shape(delay: Int) -> SpectralShape {
+        let index = count - 1 - delay
+        return index >= 0 ? shapes[index & mask] : SpectralShape()
+    }
 }
+
+/// A frame's spectral shape: its speech bands' energies (`SpectralBands.speechBands`, 14 of 16) less
+/// their mean, in half-decibels (±63.5 dB), the other two bands 0.
+///
+/// A gain applied to the whole frame — a noise suppressor's or a gain control's, which reshape a leaked
+/// voice's energy envelope frame by frame — leaves it unchanged, so that a voice heard by two
+/// microphones keeps the same sequence of shapes in both streams where its envelopes no longer match.
+struct SpectralShape: Equatable {
+    var halfDecibels = SIMD16<Int8>()
+
+    init() {}
+
+    /// The shape of a frame's band energies (dB, `FrameFeatures.bandEnergyDB`).
+    @inline(__always)
+    init(bandEnergyDB bands: SIMD16<Float>) {
+        let speech = SIMD16<Float>(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0)
+        let mean = (bands * speech).sum() * (1 / 14)
+        let scaled = ((bands - mean) * speech * 2).rounded(.toNearestOrEven)
+        let clamped = scaled.clamped(lowerBound: SIMD16(repeating: -127), upperBound: SIMD16(repeating: 127))
+        halfDecibels = SIMD16<Int8>(clamped)
+    }
+
+    /// The shape in decibels.
+    @inline(__always)
+    var decibels: SIMD16<Float> { SIMD16<Float>(halfDecibels) * 0.5 }
+}
+

@@ -107,6 +107,57 @@ struct LagEstimator: ~Copyable {
         return estimate
     }
 
+    /// How alike the two streams' spectral shapes are with the other stream `lag` frames later than the
+    /// reference (`SpectralShape`: a frame's band energies less their mean), over the reference's window of
+    /// `estimate`: the Pearson correlation of the shapes, each band centred on its mean, over the frames
+    /// where both streams stand within `gate` dB of their loudest (the voice, not the noise between its
+    /// syllables). A voice heard by both microphones gives them the same shapes at its lag, whatever gain
+    /// a noise suppressor applied to each frame; two voices, or one voice at a chance lag, do not.
+    /// - Returns: The correlation, −1…1, or nil when fewer than `minimumFrames` frames qualify.
+    /// - Precondition: `|lag| ≤ maxLag`; both histories hold `historyFrames` frames.
+    /// - Complexity: O(window) SIMD16 operations.
+    mutating func shapeCorrelation(
+        reference referenceHistory: borrowing EvidenceHistory, other otherHistory: borrowing EvidenceHistory,
+        lag: Int, gate: Float, minimumFrames: Int = 12
+    ) -> Float? {
+        precondition(abs(lag) <= maxLag, "lag within ±maxLag")
+        referenceHistory.copyExcess(endingDelay: maxLag, length: window, to: reference)
+        otherHistory.copyExcess(endingDelay: maxLag - lag, length: window, to: other)
+        var referenceLoudest: Float = -.infinity, otherLoudest: Float = -.infinity
+        var k = 0
+        while k < window {
+            referenceLoudest = max(referenceLoudest, reference[k])
+            otherLoudest = max(otherLoudest, other[k])
+            k += 1
+        }
+        let referenceGate = max(referenceLoudest - gate, Levels.floorDBFS + 1)
+        let otherGate = max(otherLoudest - gate, Levels.floorDBFS + 1)
+        var sumX = SIMD16<Float>(), sumY = SIMD16<Float>()
+        var sumXX = SIMD16<Float>(), sumYY = SIMD16<Float>(), sumXY = SIMD16<Float>()
+        var frames = 0
+        k = 0
+        while k < window {
+            if reference[k] >= referenceGate && other[k] >= otherGate {
+                let x = referenceHistory.shape(delay: maxLag + window - 1 - k).decibels
+                let y = otherHistory.shape(delay: maxLag - lag + window - 1 - k).decibels
+                sumX += x
+                sumY += y
+                sumXX += x * x
+                sumYY += y * y
+                sumXY += x * y
+                frames += 1
+            }
+            k += 1
+        }
+        guard frames >= minimumFrames else { return nil }
+        let n = Float(frames)
+        let covariance = (sumXY - sumX * sumY / n).sum()
+        let varianceX = (sumXX - sumX * sumX / n).sum()
+        let varianceY = (sumYY - sumY * sumY / n).sum()
+        guard varianceX > 0, varianceY > 0 else { return nil }
+        return covariance / (varianceX * varianceY).squareRoot()
+    }
+
     /// Fills `correlations` from the copied windows. False when the reference is flat.
     private mutating func computeCorrelations() -> Bool {
         let span = window + 2 * maxLag

@@ -22,8 +22,9 @@ struct StreamAlignment {
 
         static let kept = 7
 
-        /// Adds a measurement and updates `lag`.
-        mutating func add(_ value: Float) {
+        /// Adds a measurement and updates `lag`. Returns whether `lag` changed.
+        @discardableResult
+        mutating func add(_ value: Float) -> Bool {
             measurements[next] = value
             next = next + 1 == Self.kept ? 0 : next + 1
             measured = min(measured + 1, Self.kept)
@@ -48,7 +49,9 @@ struct StreamAlignment {
                 if abs(measurements[index] - median) <= RoomAlignment.agreeFrames { agreeing += 1 }
                 index += 1
             }
-            if agreeing >= RoomAlignment.agreeing { lag = median }
+            guard agreeing >= RoomAlignment.agreeing, lag != median else { return false }
+            lag = median
+            return true
         }
     }
 
@@ -61,12 +64,19 @@ struct StreamAlignment {
     var delay = 0
     /// Scratch of `RoomAlignment.stepDelays`: the largest wait its measurements ask of the stream, frames.
     var need: Float = 0
+    /// Scratch of `RoomAlignment.place`: how late the stream carries the room's sounds against the
+    /// first stream of its group, frames, and the group (streams linked by measured lags; −1: none).
+    var offset: Float = 0
+    var group = -1
 
     init() { sources = [SourceLag](repeating: SourceLag(), count: Self.capacity) }
 
     /// Takes a measurement: this stream carries `source`'s voice `lag` frames after the source's stream.
-    mutating func measured(lag: Float, of source: Talker, frame: Int) {
+    /// Returns whether a confirmed lag changed.
+    @discardableResult
+    mutating func measured(lag: Float, of source: Talker, frame: Int) -> Bool {
         var index = 0
+        var evicted = false
         while index < count && sources[index].source !== source { index += 1 }
         if index == count {
             if count < Self.capacity {
@@ -79,11 +89,12 @@ struct StreamAlignment {
                     if sources[other].lastFrame < sources[index].lastFrame { index = other }
                     other += 1
                 }
+                evicted = sources[index].lag != nil
             }
             sources[index] = SourceLag(source: source)
         }
         sources[index].lastFrame = frame
-        sources[index].add(lag)
+        return sources[index].add(lag) || evicted
     }
 
     /// Forgets `source` (it left the room).
@@ -104,26 +115,31 @@ struct StreamAlignment {
     func entry(_ index: Int) -> SourceLag { sources[index] }
 }
 
-/// Lines up a room's streams in time, pair by pair: measures, one stream at a time, how much later each
-/// carries the voice of the room's current talker than that talker's own stream does (`LagEstimator`),
-/// and holds back the evidence of a stream that carries a voice *before* the voice's own stream, so
-/// that the leakage filter never judges a leaked copy before seeing its source.
+/// Lines up a room's streams in time: measures, one stream at a time, how much later each carries the
+/// voice of the room's current talker than that talker's own stream does (`LagEstimator`: the lag its
+/// energy envelope proposes, confirmed and placed by its spectral shapes), and holds back the evidence of
+/// the streams that carry the room's voices early, so that the leakage filter never judges a leaked copy
+/// before seeing its source.
 ///
-/// A stream `i` carrying source `j`'s voice `L` frames after `j`'s own stream needs to wait
-/// `leakLag − L` frames (`leakLag`: how late a leaked copy follows its source in aligned streams), and
-/// `j` needs `L − leakLag` (the voice of `j`'s microphone's owner reaches `i` early by as much); a need
-/// within `tolerance` is left alone (the leakage filter's look-back covers it, and measurements scatter
-/// by about as much). Delays are not chained through other streams' delays, so noisy measurements
-/// around a cycle of streams cannot push one another up. Delays move one frame per frame at most: a step repeats or
+/// A stream `i` carrying source `j`'s voice `L` frames after `j`'s own stream is `L − leakLag` frames
+/// later than `j` (`leakLag`: how late a leaked copy follows its source in aligned streams). Streams
+/// linked by such lags are placed on one time line along a chain of them, and each waits for the latest
+/// of its group (`configuration.chained`; otherwise each pair's lag sets a wait for that pair alone); a
+/// need within `tolerance` is left alone (the leakage filter's look-back covers it, and measurements
+/// scatter by about as much). A lag that closes a cycle is not used, so noisy measurements around a cycle
+/// of streams cannot push one another up. Delays move one frame per frame at most: a step repeats or
 /// skips one frame of a stream's evidence. A stream that hears no one waits for nothing.
 ///
 /// Real-time safe: `update` allocates nothing; one estimate every `interval` frames while someone talks.
-/// - Complexity: O(members · `StreamAlignment.capacity`) per frame, plus one estimate.
+/// - Complexity: O(members · `StreamAlignment.capacity`) per frame, plus one estimate (and its shape
+///   check when the envelope proposes a lag); O(members² · `StreamAlignment.capacity`) when a lag changes.
 final class RoomAlignment {
     let configuration: AlignmentConfiguration
     @exclusivity(unchecked) private var estimator: LagEstimator
     @exclusivity(unchecked) private var countdown = 0
     @exclusivity(unchecked) private var cursor = 0
+    /// Whether a confirmed lag changed since the members were last placed (`place`).
+    @exclusivity(unchecked) private var placementStale = false
     /// `configuration.leakLag` in frames.
     private let leakLag: Float
     /// `configuration.tolerance` in frames.
@@ -181,7 +197,8 @@ final class RoomAlignment {
         guard
             let estimate = estimator.estimate(
                 reference: source.history, other: other.history,
-                minimumCorrelation: configuration.correlation, distinctness: configuration.distinctness)
+                minimumCorrelation: configuration.correlation, distinctness: configuration.distinctness),
+            let lag = confirmed(estimate, source: source, other: other)
         else {
             // Nothing clear (streams that do not hear each other, or talk at once): try again later, so
             // that a room of remote participants pays a quarter of the measuring.
@@ -191,11 +208,58 @@ final class RoomAlignment {
         // The louder of the two carries the voice as spoken; the other a leaked copy. Similar levels say
         // neither (two people, or one voice heard alike by two microphones): no measurement.
         if estimate.referenceLouder >= Self.sourceMargin {
-            other.alignment.measured(lag: estimate.lag, of: source, frame: frame)
+            if other.alignment.measured(lag: lag, of: source, frame: frame) { placementStale = true }
         } else if estimate.referenceLouder <= -Self.sourceMargin {
-            source.alignment.measured(lag: -estimate.lag, of: other, frame: frame)
+            if source.alignment.measured(lag: -lag, of: other, frame: frame) { placementStale = true }
         }
     }
+
+    /// The lag of a candidate, once the spectral shapes confirm it: the shape correlation peaks within
+    /// `shapeSearch` frames of the envelope's lag (the peak's frame is the lag: shapes change faster than
+    /// envelopes and place it more precisely) at `shape` or more, and exceeds its best at least 50 ms
+    /// away by `shapeDistinctness`. Without the shape check (`shape` above 1): the envelope's lag if
+    /// its correlation reached `correlation`.
+    /// - Complexity: up to 2·`shapeSearch` + 1 + `maxLag` shape correlations of `window` frames.
+    private func confirmed(_ estimate: LagEstimator.Estimate, source: Talker, other: Talker) -> Float? {
+        guard configuration.shape <= 1 else { return estimate.lag }
+        let maxLag = configuration.maxLagFrames
+        let proposed = Int(estimate.lag.rounded())
+        var lag = proposed
+        var peak: Float = -2
+        var candidate = max(-maxLag, proposed - Self.shapeSearch)
+        while candidate <= min(maxLag, proposed + Self.shapeSearch) {
+            if let value = estimator.shapeCorrelation(
+                reference: source.history, other: other.history, lag: candidate, gate: Self.shapeGate),
+                value > peak
+            {
+                peak = value
+                lag = candidate
+            }
+            candidate += 1
+        }
+        guard peak >= configuration.shape else { return nil }
+        // The best elsewhere, every second lag (a shape correlation peak is a few frames wide).
+        var elsewhere: Float = -1
+        candidate = -maxLag
+        while candidate <= maxLag {
+            if abs(candidate - lag) >= LagEstimator.distinctSpan,
+                let value = estimator.shapeCorrelation(
+                    reference: source.history, other: other.history, lag: candidate, gate: Self.shapeGate)
+            {
+                elsewhere = max(elsewhere, value)
+                if peak - elsewhere < configuration.shapeDistinctness { return nil }
+            }
+            candidate += 2
+        }
+        // The envelope's sub-frame lag where the shapes agree with its frame; else the shapes' frame.
+        return lag == proposed ? estimate.lag : Float(lag)
+    }
+
+    /// dB below a stream's loudest frame of the window that its frames must reach to count in a shape
+    /// correlation.
+    static let shapeGate: Float = 30
+    /// Frames either side of the envelope's lag where the shape correlation looks for its peak.
+    static let shapeSearch = 2
 
     /// A member leaves: nobody keeps measuring against it.
     func forget(_ leaving: Talker, in talkers: [Talker]) {
@@ -204,6 +268,7 @@ final class RoomAlignment {
             talkers[position].alignment.forget(leaving)
             position += 1
         }
+        placementStale = true
     }
 
     /// Moves each member's delay one frame toward the largest need its measurements show. Stream `i`
@@ -211,6 +276,109 @@ final class RoomAlignment {
     /// and `j`, measured by the same `L`, needs `L − leakLag` for `i` (a voice leaks both ways, each copy
     /// `leakLag` late in aligned streams), so one measurement of a pair serves both directions.
     private func stepDelays(_ talkers: [Talker]) {
+        if configuration.chained {
+            if placementStale {
+                place(talkers)
+                placementStale = false
+            }
+        } else {
+            pairNeeds(talkers)
+        }
+        let maxLag = Float(configuration.maxLagFrames)
+        var position = 0
+        while position < talkers.count {
+            let talker = talkers[position]
+            position += 1
+            let target = min(talker.alignment.need, maxLag)
+            let delay = Float(talker.alignment.delay)
+            if target > delay + 0.75 {
+                talker.alignment.delay += 1
+            } else if target < delay - 0.75 {
+                talker.alignment.delay -= 1
+            }
+        }
+    }
+
+    /// Sets each member's `need` from its place in time: members linked by confirmed lags form a group,
+    /// each placed by the lags along a chain from the group's first (`offset`: a stream carrying source
+    /// `j`'s voice `L` frames after `j`'s own stream is `L − leakLag` later than `j`); each waits for its
+    /// group's latest member. A chain, not every pair: a lag that closes a cycle is not used, so noisy
+    /// measurements around a cycle cannot push one another up. A need within `tolerance` is none.
+    /// - Complexity: O(members² · `StreamAlignment.capacity`) at worst, only after a confirmed lag changed.
+    private func place(_ talkers: [Talker]) {
+        var position = 0
+        while position < talkers.count {
+            talkers[position].alignment.group = -1
+            talkers[position].alignment.offset = 0
+            talkers[position].alignment.need = 0
+            position += 1
+        }
+        var groups = 0
+        var seed = 0
+        while seed < talkers.count {
+            let first = talkers[seed]
+            seed += 1
+            guard first.alignment.group < 0, Self.hasConfirmedLag(first) else { continue }
+            first.alignment.group = groups
+            // Relax the group's links until no member is added: each pass places every stream linked
+            // to a placed one, in either direction.
+            var added = true
+            while added {
+                added = false
+                position = 0
+                while position < talkers.count {
+                    let talker = talkers[position]
+                    position += 1
+                    var index = 0
+                    while index < talker.alignment.count {
+                        let entry = talker.alignment.entry(index)
+                        index += 1
+                        guard let lag = entry.lag, let source = entry.source else { continue }
+                        let later = lag - leakLag
+                        if talker.alignment.group == groups && source.alignment.group < 0 {
+                            source.alignment.group = groups
+                            source.alignment.offset = talker.alignment.offset - later
+                            added = true
+                        } else if source.alignment.group == groups && talker.alignment.group < 0 {
+                            talker.alignment.group = groups
+                            talker.alignment.offset = source.alignment.offset + later
+                            added = true
+                        }
+                    }
+                }
+            }
+            var latest: Float = -.infinity
+            position = 0
+            while position < talkers.count {
+                if talkers[position].alignment.group == groups { latest = max(latest, talkers[position].alignment.offset) }
+                position += 1
+            }
+            position = 0
+            while position < talkers.count {
+                let talker = talkers[position]
+                position += 1
+                if talker.alignment.group == groups {
+                    let need = latest - talker.alignment.offset
+                    talker.alignment.need = need > tolerance ? need : 0
+                }
+            }
+            groups += 1
+        }
+    }
+
+    /// Whether the talker's stream has a confirmed lag of some source.
+    private static func hasConfirmedLag(_ talker: Talker) -> Bool {
+        var index = 0
+        while index < talker.alignment.count {
+            if talker.alignment.entry(index).lag != nil { return true }
+            index += 1
+        }
+        return false
+    }
+
+    /// Sets each member's `need` pair by pair (not chained): the largest wait any one of its measured
+    /// lags asks.
+    private func pairNeeds(_ talkers: [Talker]) {
         var position = 0
         while position < talkers.count {
             talkers[position].alignment.need = 0
@@ -230,18 +398,6 @@ final class RoomAlignment {
                 if -need > tolerance { source.alignment.need = max(source.alignment.need, -need) }
             }
         }
-        let maxLag = Float(configuration.maxLagFrames)
-        position = 0
-        while position < talkers.count {
-            let talker = talkers[position]
-            position += 1
-            let target = min(talker.alignment.need, maxLag)
-            let delay = Float(talker.alignment.delay)
-            if target > delay + 0.75 {
-                talker.alignment.delay += 1
-            } else if target < delay - 0.75 {
-                talker.alignment.delay -= 1
-            }
-        }
     }
 }
+

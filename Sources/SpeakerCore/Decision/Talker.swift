@@ -50,8 +50,8 @@ final class Talker {
 
     /// The analysis's evidence for the stream's newest frame.
     @inline(__always)
-    func hear(voiced: Bool, continues: Bool, excess: Float, level: UInt8) {
-        history.record(voiced: voiced, continues: continues, excess: excess, level: level)
+    func hear(voiced: Bool, continues: Bool, excess: Float, level: UInt8, shape: SpectralShape = SpectralShape()) {
+        history.record(voiced: voiced, continues: continues, excess: excess, level: level, shape: shape)
     }
 
     /// Makes the frame `alignment.delay` frames before the newest the one judged now (the newest when

@@ -460,7 +460,8 @@ public final class Engine {
         }
         assert(channel.prefetchTargetsHold, "a stream's buffers moved: StreamChannel.prefetch would miss them")
         channel.talker.hear(
-            voiced: verdict.voiced, continues: verdict.continues, excess: features.speechBandExcessDB, level: features.level)
+            voiced: verdict.voiced, continues: verdict.continues, excess: features.speechBandExcessDB, level: features.level,
+            shape: SpectralShape(bandEnergyDB: features.bandEnergyDB))
         channel.smoothedMeanSquare = levelSmoothing * channel.smoothedMeanSquare + (1 - levelSmoothing) * features.meanSquare
     }
 
