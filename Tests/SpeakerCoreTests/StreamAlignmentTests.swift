@@ -139,7 +139,8 @@ import TestSupport
             else { continue }
             proposed += 1
             let lag = Int(estimate.lag.rounded())
-            let shape = estimator.shapeCorrelation(reference: a, other: b, lag: lag, gate: 30)
+            estimator.prepareShapes(reference: a, other: b)
+            let shape = estimator.shapeCorrelation(lag: lag, gate: 30)
             #expect((shape ?? -1) < shipped.shape, "seed \(seed)")
         }
         #expect(proposed >= 3)
@@ -162,12 +163,13 @@ import TestSupport
         let estimate = try #require(measured)
         #expect(estimate.correlation < 0.85)
         #expect(abs(estimate.lag - Float(lag)) <= 2)
-        let shape = estimator.shapeCorrelation(reference: a, other: b, lag: lag, gate: 30)
+        estimator.prepareShapes(reference: a, other: b)
+        let shape = estimator.shapeCorrelation(lag: lag, gate: 30)
         let atLag = try #require(shape)
         print("lag \(lag): envelope correlation \(estimate.correlation) at \(estimate.lag), shape correlation \(atLag)")
         #expect(atLag > 0.8)
         for far in stride(from: -30, through: 30, by: 3) where abs(far - lag) >= 5 {
-            #expect((estimator.shapeCorrelation(reference: a, other: b, lag: far, gate: 30) ?? -1) < atLag - 0.3, "lag \(far)")
+            #expect((estimator.shapeCorrelation(lag: far, gate: 30) ?? -1) < atLag - 0.3, "lag \(far)")
         }
     }
 

@@ -26,7 +26,7 @@ struct EvidenceHistory: ~Copyable {
     private let excess: UnsafeMutablePointer<Float>
     /// Per frame: bit 0 voiced, bit 1 continues; bits 8…15 the level.
     private let flags: UnsafeMutablePointer<UInt16>
-    /// Per frame: the spectral shape (`SpectralShape`), 16 bytes.
+    /// Per frame: the spectral shape (`SpectralShape`), 64 bytes.
     private let shapes: UnsafeMutablePointer<SpectralShape>
     /// Frames recorded since the stream was made.
     private(set) var count = 0
@@ -70,7 +70,7 @@ struct EvidenceHistory: ~Copyable {
         let slot = count & mask
         activespeaker_prefetch(UnsafeRawPointer(excess + slot), 4)
         activespeaker_prefetch(UnsafeRawPointer(flags + slot), 2)
-        activespeaker_prefetch(UnsafeRawPointer(shapes + slot), 16)
+        activespeaker_prefetch(UnsafeRawPointer(shapes + slot), 64)
     }
 
     /// The frame `delay` frames before the newest (0: the newest); silence before the first frame.
@@ -96,6 +96,19 @@ struct EvidenceHistory: ~Copyable {
         }
     }
 
+    /// Copies the spectral shapes of `length` consecutive frames, the last of them `end` frames before
+    /// the newest, oldest first, to `destination`.
+    /// - Precondition: as `copyExcess`.
+    func copyShapes(endingDelay end: Int, length: Int, to destination: UnsafeMutablePointer<SpectralShape>) {
+        var index = count - end - length
+        var k = 0
+        while k < length {
+            destination[k] = shapes[index & mask]
+            index += 1
+            k += 1
+        }
+    }
+
     /// The spectral shape of the frame `delay` frames before the newest (0: the newest); flat before
     /// the first frame.
     /// - Precondition: `0 ≤ delay < capacity`.
@@ -107,13 +120,15 @@ struct EvidenceHistory: ~Copyable {
 }
 
 /// A frame's spectral shape: its speech bands' energies (`SpectralBands.speechBands`, 14 of 16) less
-/// their mean, in half-decibels (±63.5 dB), the other two bands 0.
+/// their mean, dB; the other two bands 0.
 ///
 /// A gain applied to the whole frame — a noise suppressor's or a gain control's, which reshape a leaked
 /// voice's energy envelope frame by frame — leaves it unchanged, so that a voice heard by two
 /// microphones keeps the same sequence of shapes in both streams where its envelopes no longer match.
+/// Kept as floats (64 bytes a frame): packed into bytes it would cost ~700 more instructions per
+/// stream-frame (Swift's vector conversions go lane by lane), more than its memory traffic saves.
 struct SpectralShape: Equatable {
-    var halfDecibels = SIMD16<Int8>()
+    var decibels = SIMD16<Float>()
 
     init() {}
 
@@ -121,14 +136,8 @@ struct SpectralShape: Equatable {
     @inline(__always)
     init(bandEnergyDB bands: SIMD16<Float>) {
         let speech = SIMD16<Float>(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0)
-        let mean = (bands * speech).sum() * (1 / 14)
-        let scaled = ((bands - mean) * speech * 2).rounded(.toNearestOrEven)
-        let clamped = scaled.clamped(lowerBound: SIMD16(repeating: -127), upperBound: SIMD16(repeating: 127))
-        halfDecibels = SIMD16<Int8>(clamped)
+        let speechBands = bands * speech
+        let mean = speechBands.sum() * (1 / 14)
+        decibels = speechBands - mean * speech
     }
-
-    /// The shape in decibels.
-    @inline(__always)
-    var decibels: SIMD16<Float> { SIMD16<Float>(halfDecibels) * 0.5 }
 }
-

@@ -34,6 +34,9 @@ struct LagEstimator: ~Copyable {
     private let other: UnsafeMutablePointer<Float>
     /// Correlation per lag, `2·maxLag + 1` values (index `maxLag` is lag 0); −1 where not computed.
     let correlations: UnsafeMutablePointer<Float>
+    /// The reference window's and the other span's spectral shapes (`prepareShapes`).
+    private let referenceShapes: UnsafeMutablePointer<SpectralShape>
+    private let otherShapes: UnsafeMutablePointer<SpectralShape>
     /// Running sums of the other span and of its squares (`span + 1` values each).
     private let sums: UnsafeMutablePointer<Double>
     private let squareSums: UnsafeMutablePointer<Double>
@@ -60,6 +63,10 @@ struct LagEstimator: ~Copyable {
         sums.initialize(repeating: 0, count: span + 1)
         squareSums = .allocate(capacity: span + 1)
         squareSums.initialize(repeating: 0, count: span + 1)
+        referenceShapes = .allocate(capacity: window)
+        referenceShapes.initialize(repeating: SpectralShape(), count: window)
+        otherShapes = .allocate(capacity: span)
+        otherShapes.initialize(repeating: SpectralShape(), count: span)
     }
 
     deinit {
@@ -68,6 +75,8 @@ struct LagEstimator: ~Copyable {
         correlations.deallocate()
         sums.deallocate()
         squareSums.deallocate()
+        referenceShapes.deallocate()
+        otherShapes.deallocate()
     }
 
     /// Measures the other stream's lag behind the reference over their newest `historyFrames` frames.
@@ -107,27 +116,35 @@ struct LagEstimator: ~Copyable {
         return estimate
     }
 
+    /// Copies the two streams' spectral shapes and envelopes over the spans `estimate` compares, for
+    /// `shapeCorrelation(lag:gate:)`. Overwrites the envelope scratch: call after `estimate`.
+    /// - Precondition: both histories hold `historyFrames` frames.
+    mutating func prepareShapes(reference referenceHistory: borrowing EvidenceHistory, other otherHistory: borrowing EvidenceHistory) {
+        let span = window + 2 * maxLag
+        referenceHistory.copyExcess(endingDelay: maxLag, length: window, to: reference)
+        referenceHistory.copyShapes(endingDelay: maxLag, length: window, to: referenceShapes)
+        otherHistory.copyExcess(endingDelay: 0, length: span, to: other)
+        otherHistory.copyShapes(endingDelay: 0, length: span, to: otherShapes)
+    }
+
     /// How alike the two streams' spectral shapes are with the other stream `lag` frames later than the
     /// reference (`SpectralShape`: a frame's band energies less their mean), over the reference's window of
-    /// `estimate`: the Pearson correlation of the shapes, each band centred on its mean, over the frames
-    /// where both streams stand within `gate` dB of their loudest (the voice, not the noise between its
-    /// syllables). A voice heard by both microphones gives them the same shapes at its lag, whatever gain
-    /// a noise suppressor applied to each frame; two voices, or one voice at a chance lag, do not.
+    /// `estimate`, as copied by `prepareShapes`: the Pearson correlation of the shapes, each band centred
+    /// on its mean, over the frames where both streams stand within `gate` dB of their loudest in the
+    /// compared windows (the voice, not the noise between its syllables). A voice heard by both
+    /// microphones gives them the same shapes at its lag, whatever gain a noise suppressor applied to
+    /// each frame; two voices, or one voice at a chance lag, do not.
     /// - Returns: The correlation, −1…1, or nil when fewer than `minimumFrames` frames qualify.
-    /// - Precondition: `|lag| ≤ maxLag`; both histories hold `historyFrames` frames.
+    /// - Precondition: `|lag| ≤ maxLag`.
     /// - Complexity: O(window) SIMD16 operations.
-    mutating func shapeCorrelation(
-        reference referenceHistory: borrowing EvidenceHistory, other otherHistory: borrowing EvidenceHistory,
-        lag: Int, gate: Float, minimumFrames: Int = 12
-    ) -> Float? {
+    func shapeCorrelation(lag: Int, gate: Float, minimumFrames: Int = 12) -> Float? {
         precondition(abs(lag) <= maxLag, "lag within ±maxLag")
-        referenceHistory.copyExcess(endingDelay: maxLag, length: window, to: reference)
-        otherHistory.copyExcess(endingDelay: maxLag - lag, length: window, to: other)
+        let start = maxLag + lag
         var referenceLoudest: Float = -.infinity, otherLoudest: Float = -.infinity
         var k = 0
         while k < window {
             referenceLoudest = max(referenceLoudest, reference[k])
-            otherLoudest = max(otherLoudest, other[k])
+            otherLoudest = max(otherLoudest, other[start + k])
             k += 1
         }
         let referenceGate = max(referenceLoudest - gate, Levels.floorDBFS + 1)
@@ -137,9 +154,8 @@ struct LagEstimator: ~Copyable {
         var frames = 0
         k = 0
         while k < window {
-            if reference[k] >= referenceGate && other[k] >= otherGate {
-                let x = referenceHistory.shape(delay: maxLag + window - 1 - k).decibels
-                let y = otherHistory.shape(delay: maxLag - lag + window - 1 - k).decibels
+            if reference[k] >= referenceGate && other[start + k] >= otherGate {
+                let x = referenceShapes[k].decibels, y = otherShapes[start + k].decibels
                 sumX += x
                 sumY += y
                 sumXX += x * x

@@ -224,13 +224,12 @@ final class RoomAlignment {
         guard configuration.shape <= 1 else { return estimate.lag }
         let maxLag = configuration.maxLagFrames
         let proposed = Int(estimate.lag.rounded())
+        estimator.prepareShapes(reference: source.history, other: other.history)
         var lag = proposed
         var peak: Float = -2
         var candidate = max(-maxLag, proposed - Self.shapeSearch)
         while candidate <= min(maxLag, proposed + Self.shapeSearch) {
-            if let value = estimator.shapeCorrelation(
-                reference: source.history, other: other.history, lag: candidate, gate: Self.shapeGate),
-                value > peak
+            if let value = estimator.shapeCorrelation(lag: candidate, gate: Self.shapeGate), value > peak
             {
                 peak = value
                 lag = candidate
@@ -243,8 +242,7 @@ final class RoomAlignment {
         candidate = -maxLag
         while candidate <= maxLag {
             if abs(candidate - lag) >= LagEstimator.distinctSpan,
-                let value = estimator.shapeCorrelation(
-                    reference: source.history, other: other.history, lag: candidate, gate: Self.shapeGate)
+                let value = estimator.shapeCorrelation(lag: candidate, gate: Self.shapeGate)
             {
                 elsewhere = max(elsewhere, value)
                 if peak - elsewhere < configuration.shapeDistinctness { return nil }
