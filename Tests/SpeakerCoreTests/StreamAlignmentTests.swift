@@ -320,12 +320,17 @@ import TestSupport
     }
 
     /// Three talkers; talker 0 speaks, and the others' microphones carry its voice 20 dB down: talker 1's
-    /// stream `early` frames before talker 0's, talker 2's `late` frames after. Returns the talkers.
-    static func oneVoiceInThreeStreams(early: Int, late: Int, configuration: EngineConfiguration) -> [Talker] {
-        let (decision, talkers) = room(3, configuration: configuration)
+    /// stream `early` frames before talker 0's, talker 2's `late` frames after; `silent` more members
+    /// (muted listeners) send digital silence. Returns the talkers and the first frame at which every
+    /// talker's delay stood where it ends.
+    static func oneVoiceInThreeStreams(
+        early: Int, late: Int, configuration: EngineConfiguration, silent: Int = 0
+    ) -> (talkers: [Talker], settled: Int) {
+        let (decision, talkers) = room(3 + silent, configuration: configuration)
         let frames = 2000, voice = syllables(frames: frames + early + 1, seed: 21)
         let shapes = shapes(frames: frames + early + 1, seed: 21)
         var events: [EngineEvent] = []
+        var delays: [[Int]] = []
         for tick in 0..<frames {
             for (index, lag) in [(0, 0), (1, -early), (2, late)] {
                 let source = tick - lag
@@ -335,9 +340,13 @@ import TestSupport
                     voiced: sounding, continues: sounding, excess: sounding ? value : -127, level: sounding ? 40 : 90,
                     shape: source >= 0 ? shapes[source] : SpectralShape())
             }
+            for index in 3..<talkers.count { talkers[index].hear(voiced: false, continues: false, excess: -127, level: 127) }
             decision.decide(frame: tick, events: &events)
+            delays.append(talkers.map { $0.alignment.delay })
         }
-        return talkers
+        let final = delays.last ?? []
+        let settled = (delays.lastIndex { $0 != final } ?? -1) + 1
+        return (talkers, settled)
     }
 
     @Test func streamsThatCarryOneVoiceWaitForTheLatest() {
@@ -346,11 +355,22 @@ import TestSupport
         // Chained, everyone waits for talker 2 — talker 1 by 22 frames, before talker 2 ever spoke and its
         // voice could leak into talker 1's microphone ahead of it. Pair by pair, talker 1 waits only for talker 0.
         let chained = Self.oneVoiceInThreeStreams(early: 10, late: 12, configuration: EngineConfiguration())
-        #expect(chained.map { $0.alignment.delay } == [10, 22, 0])
+        #expect(chained.talkers.map { $0.alignment.delay } == [10, 22, 0])
         var pairwise = EngineConfiguration()
         pairwise.alignment.chained = false
         let pairs = Self.oneVoiceInThreeStreams(early: 10, late: 12, configuration: pairwise)
-        #expect(pairs.map { $0.alignment.delay } == [10, 12, 0])
+        #expect(pairs.talkers.map { $0.alignment.delay } == [10, 12, 0])
+    }
+
+    @Test func silentMembersDoNotSlowTheMeasuring() {
+        // A muted listener in the room (as the SDK's listener in a server's room) sends digital silence: it
+        // is passed over, and the three talkers are lined up as soon as without it. (Measured in turn with
+        // the others, it slowed them enough that a browser meeting's first leak was named.)
+        let alone = Self.oneVoiceInThreeStreams(early: 10, late: 12, configuration: EngineConfiguration())
+        let withListeners = Self.oneVoiceInThreeStreams(early: 10, late: 12, configuration: EngineConfiguration(), silent: 2)
+        #expect(withListeners.talkers.map { $0.alignment.delay } == [10, 22, 0, 0, 0])
+        #expect(withListeners.settled == alone.settled)
+        #expect(alone.settled < 1000)
     }
 
     @Test func unrelatedVoicesAtOnceWaitForNothing() {

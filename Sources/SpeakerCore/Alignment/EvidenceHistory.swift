@@ -30,6 +30,8 @@ struct EvidenceHistory: ~Copyable {
     private let shapes: UnsafeMutablePointer<SpectralShape>
     /// Frames recorded since the stream was made.
     private(set) var count = 0
+    /// `count` after the last frame whose excess stood above digital silence (0: none yet).
+    private(set) var soundedCount = 0
 
     /// - Parameter frames: frames to keep, at least 1 (rounded up to a power of two).
     init(frames: Int) {
@@ -61,7 +63,13 @@ struct EvidenceHistory: ~Copyable {
         flags[slot] = UInt16(level) << 8 | (continues ? 2 : 0) | (voiced ? 1 : 0)
         shapes[slot] = shape
         count &+= 1
+        if value > Levels.floorDBFS + 1 { soundedCount = count }
     }
+
+    /// Whether any of the newest `frames` frames stood above digital silence (a muted or silent stream's
+    /// frames do not).
+    @inline(__always)
+    func sounded(withinLast frames: Int) -> Bool { soundedCount > 0 && count - soundedCount < frames }
 
     /// Asks for the memory the next `record` writes (its two slots are far from the talker's other
     /// state: at 1,024 streams they are rarely in cache). Call while the frame is being analysed.

@@ -187,10 +187,17 @@ final class RoomAlignment {
             position += 1
         }
         guard reference >= 0 else { return }
-        cursor = cursor + 1 >= talkers.count ? 0 : cursor + 1
-        if cursor == reference { cursor = cursor + 1 >= talkers.count ? 0 : cursor + 1 }
-        let source = talkers[reference], other = talkers[cursor]
+        // The next member after the last one measured that is not the reference and sounded within the
+        // compared span: a muted or silent member (a listener) has no lag to find, and measuring it would
+        // only slow the others' measurements down.
         let needed = estimator.historyFrames
+        var step = 0
+        repeat {
+            cursor = cursor + 1 >= talkers.count ? 0 : cursor + 1
+            step += 1
+        } while step < talkers.count && (cursor == reference || !talkers[cursor].history.sounded(withinLast: needed))
+        guard cursor != reference, talkers[cursor].history.sounded(withinLast: needed) else { return }
+        let source = talkers[reference], other = talkers[cursor]
         guard source.history.capacity >= needed, other.history.capacity >= needed,
             source.history.count >= needed, other.history.count >= needed
         else { return }
