@@ -30,8 +30,8 @@ import TestSupport
         return named
     }
 
-    static func recordings() throws -> [[Float]] {
-        try loadStreams(paths: names.map { FixturePaths.file("recorded/browsers-apart/\($0).opus") }).map(\.samples)
+    static func recordings(_ folder: String = "browsers-apart") throws -> [[Float]] {
+        try loadStreams(paths: names.map { FixturePaths.file("recorded/\(folder)/\($0).opus") }).map(\.samples)
     }
 
     @Test func linedUpAgainTheStreamsAreNamedInTheMeetingsOrder() throws {
@@ -53,5 +53,20 @@ import TestSupport
         envelopeOnly.alignment.window = 1.28
         envelopeOnly.alignment.chained = false
         #expect(try Self.sequence(Self.recordings(), configuration: envelopeOnly) == ["bob", "carol", "alice", "carol"])
+    }
+
+    /// A second run (`recorded/browsers-apart-2`, streams 280, 110 and 0 ms apart), in which alice's
+    /// microphone carried too little of bob's voice for any lag to be confirmed during bob's turn: alice's
+    /// place in time is unknown until she speaks, and carol's copy of her first words, 280 ms ahead of her
+    /// own stream, is named before any measurement could line them up. Only waiting for a stream whose
+    /// place is unknown, or deciding provisionally and correcting, would cover it.
+    @Test func aStreamWhosePlaceIsUnknownUntilItSpeaks() throws {
+        let recordings = try Self.recordings("browsers-apart-2")
+        let linedUp = try Self.sequence(zip(recordings, [4480, 1760, 0]).map { Array($0.dropFirst($1)) })
+        #expect(linedUp == ["bob", "alice", "carol", "alice", "carol"])
+        let asTheyArrived = try Self.sequence(recordings)
+        withKnownIssue("alice's place in time is unknown until she speaks: carol's copy of her first words is named") {
+            #expect(asTheyArrived == linedUp)
+        }
     }
 }
