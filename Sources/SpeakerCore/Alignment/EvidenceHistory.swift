@@ -3,10 +3,10 @@ import CPrefetch
 /// One stream's recent frame evidence in its own time: what the analysis found in each of its last
 /// `capacity` frames. The room reads it back later when the stream must wait for a later stream
 /// (`frame(delay:)`), and measures the stream's delay on its energy envelope (`copyExcess`) and checks
-/// it on its spectral shape (`shape(delay:)`).
+/// it on its spectral shapes (`copyShapes`).
 ///
-/// Rings over heap blocks allocated when the stream is made; `record` is three stores and an
-/// increment (it runs for every stream-frame, on the analysing worker).
+/// Rings over heap blocks allocated when the stream is made; `record` is three stores, an increment
+/// and a compare (it runs for every stream-frame, on the analysing worker).
 /// It lives inside a `Talker`, which one thread touches at a time.
 struct EvidenceHistory: ~Copyable {
     /// One frame's evidence.
@@ -95,35 +95,27 @@ struct EvidenceHistory: ~Copyable {
     /// newest, oldest first, to `destination`.
     /// - Precondition: `end + length ≤ capacity` and `end + length ≤ count` (all recorded).
     func copyExcess(endingDelay end: Int, length: Int, to destination: UnsafeMutablePointer<Float>) {
-        var index = count - end - length
-        var k = 0
-        while k < length {
-            destination[k] = excess[index & mask]
-            index += 1
-            k += 1
-        }
+        copy(from: excess, endingDelay: end, length: length, to: destination)
     }
 
     /// Copies the spectral shapes of `length` consecutive frames, the last of them `end` frames before
     /// the newest, oldest first, to `destination`.
     /// - Precondition: as `copyExcess`.
     func copyShapes(endingDelay end: Int, length: Int, to destination: UnsafeMutablePointer<SpectralShape>) {
+        copy(from: shapes, endingDelay: end, length: length, to: destination)
+    }
+
+    @inline(__always)
+    private func copy<Value>(
+        from ring: UnsafeMutablePointer<Value>, endingDelay end: Int, length: Int, to destination: UnsafeMutablePointer<Value>
+    ) {
         var index = count - end - length
         var k = 0
         while k < length {
-            destination[k] = shapes[index & mask]
+            destination[k] = ring[index & mask]
             index += 1
             k += 1
         }
-    }
-
-    /// The spectral shape of the frame `delay` frames before the newest (0: the newest); flat before
-    /// the first frame.
-    /// - Precondition: `0 ≤ delay < capacity`.
-    @inline(__always)
-    func shape(delay: Int) -> SpectralShape {
-        let index = count - 1 - delay
-        return index >= 0 ? shapes[index & mask] : SpectralShape()
     }
 }
 

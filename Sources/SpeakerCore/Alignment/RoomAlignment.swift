@@ -276,10 +276,9 @@ final class RoomAlignment {
         placementStale = true
     }
 
-    /// Moves each member's delay one frame toward the largest need its measurements show. Stream `i`
-    /// carrying source `j`'s voice `L` frames after `j`'s own stream needs to wait `leakLag − L` for `j`;
-    /// and `j`, measured by the same `L`, needs `L − leakLag` for `i` (a voice leaks both ways, each copy
-    /// `leakLag` late in aligned streams), so one measurement of a pair serves both directions.
+    /// Moves each member's delay one frame toward its need: its wait for its group's latest member
+    /// (`place`, chained, recomputed when a confirmed lag changed) or the largest its own pairs ask
+    /// (`pairNeeds`).
     private func stepDelays(_ talkers: [Talker]) {
         if configuration.chained {
             if placementStale {
@@ -330,25 +329,16 @@ final class RoomAlignment {
             var added = true
             while added {
                 added = false
-                position = 0
-                while position < talkers.count {
-                    let talker = talkers[position]
-                    position += 1
-                    var index = 0
-                    while index < talker.alignment.count {
-                        let entry = talker.alignment.entry(index)
-                        index += 1
-                        guard let lag = entry.lag, let source = entry.source else { continue }
-                        let later = lag - leakLag
-                        if talker.alignment.group == groups && source.alignment.group < 0 {
-                            source.alignment.group = groups
-                            source.alignment.offset = talker.alignment.offset - later
-                            added = true
-                        } else if source.alignment.group == groups && talker.alignment.group < 0 {
-                            talker.alignment.group = groups
-                            talker.alignment.offset = source.alignment.offset + later
-                            added = true
-                        }
+                Self.forEachConfirmedLag(talkers) { talker, source, lag in
+                    let later = lag - leakLag
+                    if talker.alignment.group == groups && source.alignment.group < 0 {
+                        source.alignment.group = groups
+                        source.alignment.offset = talker.alignment.offset - later
+                        added = true
+                    } else if source.alignment.group == groups && talker.alignment.group < 0 {
+                        talker.alignment.group = groups
+                        talker.alignment.offset = source.alignment.offset + later
+                        added = true
                     }
                 }
             }
@@ -371,6 +361,22 @@ final class RoomAlignment {
         }
     }
 
+    /// Calls `body` with each member, a source it carries and its confirmed lag of that source.
+    @inline(__always)
+    private static func forEachConfirmedLag(_ talkers: [Talker], _ body: (Talker, Talker, Float) -> Void) {
+        var position = 0
+        while position < talkers.count {
+            let talker = talkers[position]
+            position += 1
+            var index = 0
+            while index < talker.alignment.count {
+                let entry = talker.alignment.entry(index)
+                index += 1
+                if let lag = entry.lag, let source = entry.source { body(talker, source, lag) }
+            }
+        }
+    }
+
     /// Whether the talker's stream has a confirmed lag of some source.
     private static func hasConfirmedLag(_ talker: Talker) -> Bool {
         var index = 0
@@ -382,26 +388,19 @@ final class RoomAlignment {
     }
 
     /// Sets each member's `need` pair by pair (not chained): the largest wait any one of its measured
-    /// lags asks.
+    /// lags asks. Stream `i` carrying source `j`'s voice `L` frames after `j`'s own stream needs to wait
+    /// `leakLag − L` for `j`; and `j`, measured by the same `L`, needs `L − leakLag` for `i` (a voice leaks
+    /// both ways, each copy `leakLag` late in aligned streams), so one measurement serves both directions.
     private func pairNeeds(_ talkers: [Talker]) {
         var position = 0
         while position < talkers.count {
             talkers[position].alignment.need = 0
             position += 1
         }
-        position = 0
-        while position < talkers.count {
-            let talker = talkers[position]
-            position += 1
-            var index = 0
-            while index < talker.alignment.count {
-                let entry = talker.alignment.entry(index)
-                index += 1
-                guard let lag = entry.lag, let source = entry.source else { continue }
-                let need = leakLag - lag
-                if need > tolerance { talker.alignment.need = max(talker.alignment.need, need) }
-                if -need > tolerance { source.alignment.need = max(source.alignment.need, -need) }
-            }
+        Self.forEachConfirmedLag(talkers) { talker, source, lag in
+            let need = leakLag - lag
+            if need > tolerance { talker.alignment.need = max(talker.alignment.need, need) }
+            if -need > tolerance { source.alignment.need = max(source.alignment.need, -need) }
         }
     }
 }
