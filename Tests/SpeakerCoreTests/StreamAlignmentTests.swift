@@ -293,14 +293,10 @@ import TestSupport
         #expect(abs(start.time - 13.20) < 1e-9)
     }
 
-    /// The alignment before spectral shapes: envelope correlation 0.85 alone, 1.28 s windows, each pair's
-    /// wait on its own.
+    /// The alignment before spectral shapes.
     static var envelopeOnly: EngineConfiguration {
         var configuration = EngineConfiguration()
-        configuration.alignment.shape = 2
-        configuration.alignment.correlation = 0.85
-        configuration.alignment.window = 1.28
-        configuration.alignment.chained = false
+        configuration.alignment = .envelopeOnly
         return configuration
     }
 

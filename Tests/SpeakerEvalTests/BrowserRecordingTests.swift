@@ -48,10 +48,7 @@ import TestSupport
     @Test func theEnvelopeAloneNamesALeakFirst() throws {
         // The engine before spectral shapes confirmed lags: carol's leak of alice's first words is named.
         var envelopeOnly = EngineConfiguration()
-        envelopeOnly.alignment.shape = 2
-        envelopeOnly.alignment.correlation = 0.85
-        envelopeOnly.alignment.window = 1.28
-        envelopeOnly.alignment.chained = false
+        envelopeOnly.alignment = .envelopeOnly
         #expect(try Self.sequence(Self.recordings(), configuration: envelopeOnly) == ["bob", "carol", "alice", "carol"])
     }
 

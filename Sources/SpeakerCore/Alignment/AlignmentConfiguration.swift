@@ -55,10 +55,26 @@ public struct AlignmentConfiguration: Codable, Sendable, Equatable {
     public var leakLag: Double = 0.02
     /// A stream that would need to wait this little for a source, seconds, waits for nothing: the
     /// leakage filter's look-back covers a source this little late, and measurements scatter by about
-    /// as much. Default 0.015 s.
-    public var tolerance: Double = 0.015
+    /// as much. Default 0.025 s (0.015 s before lags were placed by spectral shapes, which put a leak in
+    /// aligned streams ~5 ms late where the envelope put it 10–20 ms late, so that `leakLag` asked a wait
+    /// of ~2 frames of streams that need none; equal on the tuning sets).
+    public var tolerance: Double = 0.025
 
     public init() {}
+
+    /// The alignment before spectral shapes confirmed lags (the engine until 2026-12-05): envelope
+    /// correlation 0.85 alone, 1.28 s windows, each pair's wait on its own, 15 ms of tolerance. For
+    /// comparisons (`--config alignment.shape=2 --config alignment.correlation=0.85 --config
+    /// alignment.window=1.28 --config alignment.chained=false --config alignment.tolerance=0.015`).
+    public static var envelopeOnly: AlignmentConfiguration {
+        var configuration = AlignmentConfiguration()
+        configuration.shape = 2
+        configuration.correlation = 0.85
+        configuration.window = 1.28
+        configuration.chained = false
+        configuration.tolerance = 0.015
+        return configuration
+    }
 
     /// Whether streams are measured and aligned at all.
     public var isEnabled: Bool { maxDelay > 0 }

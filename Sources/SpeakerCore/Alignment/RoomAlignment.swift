@@ -234,12 +234,16 @@ final class RoomAlignment {
         estimator.prepareShapes(reference: source.history, other: other.history)
         var lag = proposed
         var peak: Float = -2
+        // The shape correlations around the proposed lag (−2 where not measured), for the peak's parabola.
+        var around = SIMD8<Float>(repeating: -2)
         var candidate = max(-maxLag, proposed - Self.shapeSearch)
         while candidate <= min(maxLag, proposed + Self.shapeSearch) {
-            if let value = estimator.shapeCorrelation(lag: candidate, gate: Self.shapeGate), value > peak
-            {
-                peak = value
-                lag = candidate
+            if let value = estimator.shapeCorrelation(lag: candidate, gate: Self.shapeGate) {
+                around[candidate - proposed + Self.shapeSearch] = value
+                if value > peak {
+                    peak = value
+                    lag = candidate
+                }
             }
             candidate += 1
         }
@@ -256,8 +260,16 @@ final class RoomAlignment {
             }
             candidate += 2
         }
-        // The envelope's sub-frame lag where the shapes agree with its frame; else the shapes' frame.
-        return lag == proposed ? estimate.lag : Float(lag)
+        // The envelope's sub-frame lag where the shapes agree with its frame; else the shapes' frame,
+        // placed between frames by a parabola through the peak and its neighbours (a whole frame's
+        // error would move a wait across the tolerance).
+        if lag == proposed { return estimate.lag }
+        let index = lag - proposed + Self.shapeSearch
+        guard index > 0, index < 2 * Self.shapeSearch, around[index - 1] > -2, around[index + 1] > -2 else { return Float(lag) }
+        let left = around[index - 1], right = around[index + 1]
+        let curvature = left - 2 * peak + right
+        let offset = curvature < 0 ? max(-0.5, min(0.5, 0.5 * (left - right) / curvature)) : 0
+        return Float(lag) + offset
     }
 
     /// dB below a stream's loudest frame of the window that its frames must reach to count in a shape
