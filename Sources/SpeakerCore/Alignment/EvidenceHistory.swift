@@ -71,7 +71,7 @@ struct EvidenceHistory: ~Copyable {
     @inline(__always)
     func sounded(withinLast frames: Int) -> Bool { soundedCount > 0 && count - soundedCount < frames }
 
-    /// Asks for the memory the next `record` writes (its two slots are far from the talker's other
+    /// Asks for the memory the next `record` writes (its three slots are far from the talker's other
     /// state: at 1,024 streams they are rarely in cache). Call while the frame is being analysed.
     @inline(__always)
     func prefetchNextSlot() {

@@ -286,12 +286,14 @@ struct LagEstimator: ~Copyable {
         // A peak at the edge may be the slope of one beyond the range: no lag to trust.
         guard best > 0 && best < correlations.count - 1 else { return nil }
         // A parabola through the peak and its neighbours puts the lag between frames.
-        var offset: Float = 0
-        if best > 0 && best < correlations.count - 1 {
-            let left = correlations[best - 1], right = correlations[best + 1]
-            let curvature = left - 2 * peak + right
-            if curvature < 0 { offset = max(-0.5, min(0.5, 0.5 * (left - right) / curvature)) }
-        }
+        let offset = parabolicOffset(left: correlations[best - 1], peak: peak, right: correlations[best + 1])
         return Estimate(lag: Float(best - maxLag) + offset, correlation: peak, referenceLouder: 0)
+    }
+
+    /// Where the vertex of the parabola through a peak and its two neighbours (one frame either side)
+    /// lies, frames from the peak, −0.5…0.5; 0 when the three do not curve down.
+    static func parabolicOffset(left: Float, peak: Float, right: Float) -> Float {
+        let curvature = left - 2 * peak + right
+        return curvature < 0 ? max(-0.5, min(0.5, 0.5 * (left - right) / curvature)) : 0
     }
 }

@@ -222,9 +222,10 @@ final class RoomAlignment {
     }
 
     /// The lag of a candidate, once the spectral shapes confirm it: the shape correlation peaks within
-    /// `shapeSearch` frames of the envelope's lag (the peak's frame is the lag: shapes change faster than
-    /// envelopes and place it more precisely) at `shape` or more, and exceeds its best at least 50 ms
-    /// away by `shapeDistinctness`. Without the shape check (`shape` above 1): the envelope's lag if
+    /// `shapeSearch` frames of the envelope's lag at `shape` or more, and exceeds its best at least 50 ms
+    /// away by `shapeDistinctness`. The lag is the envelope's where the shape peak lies on its frame;
+    /// else the shape peak's (shapes change faster than envelopes and place it more precisely), between
+    /// frames by a parabola. Without the shape check (`shape` above 1): the envelope's lag if
     /// its correlation reached `correlation`.
     /// - Complexity: up to 2·`shapeSearch` + 1 + `maxLag` shape correlations of `window` frames.
     private func confirmed(_ estimate: LagEstimator.Estimate, source: Talker, other: Talker) -> Float? {
@@ -266,10 +267,7 @@ final class RoomAlignment {
         if lag == proposed { return estimate.lag }
         let index = lag - proposed + Self.shapeSearch
         guard index > 0, index < 2 * Self.shapeSearch, around[index - 1] > -2, around[index + 1] > -2 else { return Float(lag) }
-        let left = around[index - 1], right = around[index + 1]
-        let curvature = left - 2 * peak + right
-        let offset = curvature < 0 ? max(-0.5, min(0.5, 0.5 * (left - right) / curvature)) : 0
-        return Float(lag) + offset
+        return Float(lag) + LagEstimator.parabolicOffset(left: around[index - 1], peak: peak, right: around[index + 1])
     }
 
     /// dB below a stream's loudest frame of the window that its frames must reach to count in a shape
@@ -416,4 +414,3 @@ final class RoomAlignment {
         }
     }
 }
-
