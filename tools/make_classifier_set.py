@@ -11,6 +11,10 @@ Uses only the sources of the given split of the corpus built by tools/make_corpu
   separators: 0 = nothing (silence or steady background noise only), 1 = speech (the talker's
   own voice, alone or over music/noise/sounds), 2 = music without speech, 3 = another sound
   (an effect, a transient) without speech or music;
+* with ``--teacher DIR`` (tools/teacher_labels.py): ``DIR/<name>.speech``, the teacher's speech
+  probability of the placed speech clips (one byte x 255 per frame; 0 where no speech clip is placed,
+  so the corpus's kinds win over the teacher), and ``DIR/<name>.background``, one digit per frame for
+  what is audible besides speech (0 nothing, 2 music, 3 sound; music wins over sound);
 * ``DIR/manifest.json``  per file: seed, background, channel, every event with its source,
   clip, offsets, gain and level, and the class fractions.
 
@@ -88,8 +92,9 @@ def activity(levels: np.ndarray, threshold: float, min_run: int = 3, bridge: int
 class Corpus:
     """The clips of one split, loaded lazily."""
 
-    def __init__(self, root: Path, split: str):
+    def __init__(self, root: Path, split: str, teacher: Path | None = None):
         self.root = root
+        self.teacher = teacher
         doc = json.loads((root / "sources.json").read_text())
         self.sources = [s for s in doc["sources"] if s["split"] == split]
         if not self.sources:
@@ -108,6 +113,14 @@ class Corpus:
         if f not in self.cache:
             self.cache[f] = read_wav(self.root / f)
         return self.cache[f]
+
+    def teacher_speech(self, clip: dict) -> np.ndarray:
+        """The teacher's speech probability per 10 ms frame of the clean clip (tools/teacher_labels.py)."""
+        assert self.teacher is not None
+        path = self.teacher / (clip["file"][:-len(".wav")] + ".u8")
+        if not path.exists():
+            raise SystemExit(f"make_classifier_set: no teacher labels for {clip['file']}: run tools/teacher_labels.py")
+        return np.frombuffer(path.read_bytes(), dtype=np.uint8).astype(np.float64) / 255
 
 
 def speech_level_db(x: np.ndarray, segments: list[list[float]]) -> float:
@@ -130,6 +143,7 @@ class Mixture:
         self.events = np.zeros(self.n)
         self.speech_cov = np.zeros(self.frames)       # fraction of each frame covered by speech
         self.speech_track = np.zeros(self.n)          # the speech alone, for --masked-speech
+        self.speech_soft = np.zeros(self.frames)      # the teacher's speech probability of placed clips
         self.music = np.zeros(self.frames, dtype=bool)
         self.sound = np.zeros(self.frames, dtype=bool)
         self.log: list[dict] = []
@@ -156,6 +170,13 @@ class Mixture:
             i0, i1 = int(math.floor(s)), int(math.ceil(e))
             for i in range(i0, i1):
                 self.speech_cov[i] += max(0.0, min(e, i + 1) - max(s, i))
+
+    def mark_teacher(self, p: np.ndarray, at: int) -> None:
+        """The teacher's probabilities of a clip placed at sample ``at`` (nearest frame), where no clip has more."""
+        f0 = int(round(at / HOP))
+        a, b = max(0, f0), min(self.frames, f0 + len(p))
+        if b > a:
+            self.speech_soft[a:b] = np.maximum(self.speech_soft[a:b], p[a - f0:b - f0])
 
     def mark_audible(self, target: np.ndarray, x: np.ndarray, at: int, rel_db: float, bridge: int) -> None:
         """Mark frames where the placed sound ``x`` (gain applied) is audible (see docstring)."""
@@ -194,6 +215,8 @@ class Mixture:
             placed = self.add(x * db_to_gain(gain), at)
             self.speech_track[at:at + len(placed)] += placed
             self.mark_speech(clip["segments"], at / SR)
+            if self.corpus.teacher is not None:
+                self.mark_teacher(self.corpus.teacher_speech(clip), at)
             self.log.append({"type": "speech", "source": src["id"], "talker": talker,
                              "language": src["language"], "clip": clip["file"],
                              "start_s": round(at / SR, 3), "end_s": round(at / SR + len(x) / SR, 3),
@@ -265,8 +288,8 @@ class Mixture:
 
 
 def make_one(rng: np.random.Generator, corpus: Corpus, duration: float, force_sim: bool,
-             masked_db: float | None = None) -> tuple[np.ndarray, str, dict]:
-    """Build one mixture; returns samples, label string and manifest entry."""
+             masked_db: float | None = None) -> tuple[np.ndarray, str, dict, Mixture]:
+    """Build one mixture; returns samples, label string, manifest entry and the mixture (its label tracks)."""
     mix = Mixture(rng, corpus, duration)
     n = mix.n
     # --- background bed -------------------------------------------------------
@@ -404,7 +427,7 @@ def make_one(rng: np.random.Generator, corpus: Corpus, duration: float, force_si
              "talkers": chosen, "channel": channel, "output_gain_db": round(20 * math.log10(scale), 2),
              "events": mix.log, "class_fractions": fractions,
              "speech_over_music": did_sim}
-    return x, labels, entry
+    return x, labels, entry, mix
 
 
 def main(argv: list[str]) -> int:
@@ -420,8 +443,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--masked-speech", type=float, default=None, metavar="DB",
                     help="label 4 (masked speech: not trained on, not scored) the speech frames whose speech "
                          "is more than DB dB under the rest of the frame (default: off, they stay speech)")
+    ap.add_argument("--teacher", type=Path, default=None, metavar="DIR",
+                    help="the teacher's labels of the corpus clips (tools/teacher_labels.py, usually CORPUS/teacher): "
+                         "also write NAME.speech (the teacher's speech probability of the placed speech clips, one "
+                         "byte x 255 per frame, 0 where no speech clip is: the corpus's kinds win) and "
+                         "NAME.background (one digit per frame: 0 nothing, 2 music, 3 sound audible, ignoring speech)")
     args = ap.parse_args(argv)
-    corpus = Corpus(args.corpus, args.split)
+    corpus = Corpus(args.corpus, args.split, args.teacher)
     args.out.mkdir(parents=True, exist_ok=True)
     prefix = args.name or args.split
     manifest = {"created_by": "tools/make_classifier_set.py", "corpus": str(args.corpus), "split": args.split,
@@ -432,11 +460,22 @@ def main(argv: list[str]) -> int:
     for i in range(args.count):
         rng = np.random.default_rng([args.seed, i])
         force = (i % 4 == 0)
-        x, labels, entry = make_one(rng, corpus, args.duration, force, args.masked_speech)
+        x, labels, entry, mix = make_one(rng, corpus, args.duration, force, args.masked_speech)
         name = f"{prefix}-{i + 1:04d}"
         write_pcm16_wav(args.out / f"{name}.wav", x)
         assert len(labels) == len(x) // HOP
         (args.out / f"{name}.labels").write_text(labels)
+        if args.teacher is not None:
+            soft = mix.speech_soft.copy()
+            if mix.start > 0:
+                soft[: int(mix.start * 100)] = 0.0     # the digital silence at the start holds nothing
+            (args.out / f"{name}.speech").write_bytes(np.round(soft * 255).astype(np.uint8).tobytes())
+            background = np.zeros(mix.frames, dtype=np.int8)
+            background[mix.sound] = 3
+            background[mix.music] = 2
+            if mix.start > 0:
+                background[: int(mix.start * 100)] = 0
+            (args.out / f"{name}.background").write_text("".join(str(int(v)) for v in background))
         entry["seed"] = [args.seed, i]
         manifest["files"][name] = entry
         f = entry["class_fractions"]

@@ -22,6 +22,10 @@ struct FeaturesCommand: Command {
             Override engine settings, as in detect.
             """),
         .flag("downmix", help: "Average the channels of a multichannel file."),
+        .value("layout", "context|frame", help: """
+            What each row holds: the sound classifier's input (context, the default),
+            or the frame's own features (frame: the columns below).
+            """),
     ]
 
     static let epilogue = """
@@ -29,6 +33,11 @@ struct FeaturesCommand: Command {
         \(SoundContext.inputCount) values per 10 ms frame (row t describes audio up to
         (t+1) x 10 ms); the columns are documented on SoundContext
         (Sources/SpeakerCore/Classifier/SoundContext.swift). Each file is written whole.
+        With --layout frame, rows of \(FrameFeatures.columnCount) values: the frame's
+        features as FrameFeatures.columns lists them (band energies in dBFS 0-15,
+        band SNRs in dB 16-31, then energy, window energy, zero-crossing rate,
+        segmental SNR, flatness, centroid in kHz, flux, periodicity, pitch in kHz,
+        speech-band excess in dBFS). tools/train_speech_model.py reads them.
 
         EXIT STATUS: 0 success; 1 unusable input file or unwritable output (one line
         on standard error); 64 command-line error.
@@ -38,6 +47,7 @@ struct FeaturesCommand: Command {
     let outputDirectory: String
     let configuration: EngineConfiguration
     let downmix: Bool
+    let frameLayout: Bool
 
     init(_ options: ParsedOptions) throws(CommandError) {
         files = options.positionals
@@ -45,6 +55,11 @@ struct FeaturesCommand: Command {
         outputDirectory = out
         configuration = try options.engineConfiguration()
         downmix = options.has("downmix")
+        switch options.value("layout") ?? "context" {
+        case "context": frameLayout = false
+        case "frame": frameLayout = true
+        case let other: throw .usage("--layout: \(other) is not context or frame")
+        }
         if files.isEmpty { throw .usage("no audio files given") }
     }
 
@@ -72,11 +87,17 @@ struct FeaturesCommand: Command {
                 throw .usage(error.description)
             }
             var rows = [Float]()
-            rows.reserveCapacity(replay.tickCount * SoundContext.inputCount)
+            let width = frameLayout ? FrameFeatures.columnCount : SoundContext.inputCount
+            rows.reserveCapacity(replay.tickCount * width)
+            let handle = replay.handle(of: 0)!
             while !replay.isAtEnd {
                 replay.tick()
-                let input = replay.engine.soundContext(of: replay.handle(of: 0)!)
-                for index in 0..<SoundContext.inputCount { rows.append(input[index]) }
+                if frameLayout {
+                    replay.engine.features(of: handle).appendColumns(to: &rows)
+                } else {
+                    let input = replay.engine.soundContext(of: handle)
+                    for index in 0..<SoundContext.inputCount { rows.append(input[index]) }
+                }
                 progress.update((done + replay.time) / max(total, 1e-9))
             }
             done += stream.duration

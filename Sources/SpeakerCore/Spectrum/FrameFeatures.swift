@@ -41,6 +41,27 @@ public struct FrameFeatures: Sendable, Equatable {
     public var pitchHz: Float = 0
 
     public init() {}
+
+    /// Names of the values `appendColumns` writes, in order: what `activespeaker features --layout
+    /// frame` writes per frame, for training (tools/train_speech_model.py).
+    public static let columns: [String] =
+        (0..<16).map { "band\($0)_dbfs" } + (0..<16).map { "band\($0)_snr_db" } + [
+            "energy_dbfs", "window_energy_dbfs", "zero_crossing_rate", "segmental_snr_db", "flatness",
+            "centroid_khz", "flux_db", "periodicity", "pitch_khz", "speech_band_excess_dbfs",
+        ]
+    /// Values per row of `appendColumns`.
+    public static var columnCount: Int { columns.count }
+
+    /// Appends the features as one row of `columns`. Allocates when `row` must grow: not for the
+    /// per-frame path of a call.
+    public func appendColumns(to row: inout [Float]) {
+        for band in 0..<SpectralBands.count { row.append(bandEnergyDB[band]) }
+        for band in 0..<SpectralBands.count { row.append(bandSNR[band]) }
+        row += [
+            energyDBFS, windowEnergyDBFS, zeroCrossingRate, segmentalSNR, flatness, centroidHz / 1000, flux,
+            periodicity, pitchHz / 1000, speechBandExcessDB,
+        ]
+    }
 }
 
 /// The 16 analysis bands: edges in FFT bins of 31.25 Hz, roughly uniform on the mel scale.
