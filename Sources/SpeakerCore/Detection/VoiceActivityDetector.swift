@@ -84,6 +84,10 @@ public struct VoiceActivityConfiguration: Codable, Sendable, Equatable {
     /// microphone holding the floor 28.2 % → 18.4 %, at the cost of speech over music, 68 % → 48 %
     /// recall); 1 turns it off.
     public var musicVeto: Float = 0.5
+    /// Ask the learned speech model (`SpeechModel`, issue 30) instead of the sound classifier: it hears
+    /// every frame of a stream and says, every `stride` frames, how likely its sound is speech, music
+    /// or another sound; `speechProbability` and `musicVeto` then apply to its answers. Default false.
+    public var speechModel: Bool = false
 
     public init() {}
 

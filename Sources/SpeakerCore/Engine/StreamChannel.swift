@@ -43,6 +43,7 @@ final class StreamChannel {
         self.room = room
         spectral = SpectralState(configuration: configuration.vad, phase: id.rawValue)
         pending = [Float](repeating: 0, count: AnalysisFormat.hopSize)
+        evidence = SpeechEvidence(model: configuration.vad.speechModel ? SpeechModel.shipped : nil)
         talker = Talker(
             id: id, initialSpeechLevel: configuration.leakage.initialSpeechLevel,
             historyFrames: RoomAlignment.historyFrames(for: configuration.alignment))

@@ -62,6 +62,15 @@ struct SpeechEvidence {
     private(set) var musicAverage: Float = 0
     private var tone = SustainedToneDetector()
     private var resume = ResumeGate()
+    /// The learned speech model's state for this stream, when the engine runs the model.
+    private var modelState: SpeechModelState?
+
+    /// A stream's stage before its first frame.
+    /// - Parameter model: the learned speech model the engine runs instead of the sound classifier, or
+    ///   nil; its per-stream state is made here, so that judging allocates nothing.
+    init(model: SpeechModel? = nil) {
+        modelState = model.map { SpeechModelState(model: $0) }
+    }
 
     /// Judges one analysed frame.
     /// - Parameters:
@@ -72,16 +81,33 @@ struct SpeechEvidence {
     ///   - noise: the stream's noise tracker, which forgets a silence the stream has left when the sound
     ///     after it proves steady.
     ///   - classifier: the sound classifier, or nil for the rules alone.
+    ///   - model: the learned speech model, which replaces the classifier; the stage must have been
+    ///     made with it.
     mutating func judge(
         _ features: FrameFeatures, hop: UnsafeBufferPointer<Float>, previousSample: Float, speaking: Bool,
-        noise: inout NoiseTracker, classifier: SoundClassifier?, configuration: VoiceActivityConfiguration
+        noise: inout NoiseTracker, classifier: SoundClassifier?, model: SpeechModel? = nil,
+        configuration: VoiceActivityConfiguration
     ) -> Verdict {
-        updateContext(features)
         let held = configuration.resumeGate && resumeGateHolds(features, hop: hop, previousSample: previousSample, speaking: speaking, noise: &noise)
         let tonal = tone.update(features, configuration: configuration)
+        var speechLike = true
+        if let model {
+            // The model hears every frame (its state carries the stream's recent past); its answer
+            // rules the sounding frames.
+            if let answer = model.push(features, state: &modelState!) { classes = answer }
+            if features.segmentalSNR >= SoundContext.soundingSNR {
+                musicAverage += Self.musicAveraging * (classes.music - musicAverage)
+                speechLike = classes.speech >= configuration.speechProbability
+                    && (configuration.musicVeto >= 1 || musicAverage < configuration.musicVeto)
+            }
+            guard !held && !tonal && speechLike else { return Verdict() }
+            return Verdict(
+                voiced: VoiceActivityDetector.isVoiced(features, configuration),
+                continues: VoiceActivityDetector.continuesSpeech(features, configuration))
+        }
+        updateContext(features)
         // The classifier judges sounding frames only (no other frame can be speech evidence), once the
         // stream has sounded for a moment.
-        var speechLike = true
         if let classifier, features.segmentalSNR >= SoundContext.soundingSNR {
             classifierCountdown -= 1
             if classifierCountdown <= 0 {

@@ -117,6 +117,18 @@ extension UnsafeBufferPointer where Element == Float {
     func load8(_ index: Int) -> SIMD8<Float> {
         UnsafeRawPointer(baseAddress!).loadUnaligned(fromByteOffset: index &* 4, as: SIMD8<Float>.self)
     }
+
+    /// Sixteen lanes from `self[index..<index + 16]` (unaligned load; the caller keeps it in bounds).
+    @inlinable @inline(__always)
+    func load16(_ index: Int) -> SIMD16<Float> {
+        UnsafeRawPointer(baseAddress!).loadUnaligned(fromByteOffset: index &* 4, as: SIMD16<Float>.self)
+    }
+
+    /// Four lanes from `self[index..<index + 4]` (unaligned load; the caller keeps it in bounds).
+    @inlinable @inline(__always)
+    func load4(_ index: Int) -> SIMD4<Float> {
+        UnsafeRawPointer(baseAddress!).loadUnaligned(fromByteOffset: index &* 4, as: SIMD4<Float>.self)
+    }
 }
 
 extension UnsafeMutableBufferPointer where Element == Float {
@@ -130,5 +142,17 @@ extension UnsafeMutableBufferPointer where Element == Float {
     @inlinable @inline(__always)
     func store8(_ value: SIMD8<Float>, at index: Int) {
         UnsafeMutableRawPointer(baseAddress!).storeBytes(of: value, toByteOffset: index &* 4, as: SIMD8<Float>.self)
+    }
+
+    /// Sixteen lanes from `self[index..<index + 16]` (unaligned load; the caller keeps it in bounds).
+    @inlinable @inline(__always)
+    func load16(_ index: Int) -> SIMD16<Float> {
+        UnsafeRawPointer(baseAddress!).loadUnaligned(fromByteOffset: index &* 4, as: SIMD16<Float>.self)
+    }
+
+    /// Stores sixteen lanes into `self[index..<index + 16]` (the caller keeps it in bounds).
+    @inlinable @inline(__always)
+    func store16(_ value: SIMD16<Float>, at index: Int) {
+        UnsafeMutableRawPointer(baseAddress!).storeBytes(of: value, toByteOffset: index &* 4, as: SIMD16<Float>.self)
     }
 }

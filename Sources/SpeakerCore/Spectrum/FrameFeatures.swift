@@ -50,17 +50,33 @@ public struct FrameFeatures: Sendable, Equatable {
             "centroid_khz", "flux_db", "periodicity", "pitch_khz", "speech_band_excess_dbfs",
         ]
     /// Values per row of `appendColumns`.
-    public static var columnCount: Int { columns.count }
+    public static let columnCount = 42
+
+    /// The value of column `index` of `columns`, as `appendColumns` writes it.
+    /// - Precondition: `0 <= index < columnCount`.
+    @inline(__always)
+    public func column(_ index: Int) -> Float {
+        switch index {
+        case 0..<16: bandEnergyDB[index]
+        case 16..<32: bandSNR[index - 16]
+        case 32: energyDBFS
+        case 33: windowEnergyDBFS
+        case 34: zeroCrossingRate
+        case 35: segmentalSNR
+        case 36: flatness
+        case 37: centroidHz / 1000
+        case 38: flux
+        case 39: periodicity
+        case 40: pitchHz / 1000
+        case 41: speechBandExcessDB
+        default: preconditionFailure("FrameFeatures has no column \(index)")
+        }
+    }
 
     /// Appends the features as one row of `columns`. Allocates when `row` must grow: not for the
     /// per-frame path of a call.
     public func appendColumns(to row: inout [Float]) {
-        for band in 0..<SpectralBands.count { row.append(bandEnergyDB[band]) }
-        for band in 0..<SpectralBands.count { row.append(bandSNR[band]) }
-        row += [
-            energyDBFS, windowEnergyDBFS, zeroCrossingRate, segmentalSNR, flatness, centroidHz / 1000, flux,
-            periodicity, pitchHz / 1000, speechBandExcessDB,
-        ]
+        for index in 0..<Self.columnCount { row.append(column(index)) }
     }
 }
 
