@@ -259,21 +259,27 @@ def gradient_check() -> None:
 # Training
 
 
-def batches(sets: list[Set], columns, stride, mean, std):
-    """Per file: standardised inputs (steps, D), targets (steps, 4) and frame weights."""
+SOUNDING_SNR = 3.0   # dB: frames below this segmental SNR are never speech evidence in the engine
+
+
+def batches(sets: list[Set], columns, stride, mean, std, quiet_weight: float = 1.0):
+    """Per file: standardised inputs (steps, D), targets (steps, 4) and step weights (steps): a step
+    with no sounding frame weighs `quiet_weight` (the engine asks the model nothing about it)."""
     out = []
     for s in sets:
         for x, target, labels in zip(s.x, s.targets, s.labels):
             xi = (stack(x, columns, stride) - mean) / std
             steps = len(xi)
             t = target[: steps * stride].reshape(steps, stride, 4).mean(axis=1)
-            out.append((xi.astype(np.float32), t.astype(np.float32)))
+            sounding = (x[: steps * stride, 35].reshape(steps, stride) >= SOUNDING_SNR).any(axis=1)
+            w = np.where(sounding, 1.0, quiet_weight)
+            out.append((xi.astype(np.float32), t.astype(np.float32), w.astype(np.float32)))
     return out
 
 
 def class_weights(data) -> np.ndarray:
     """Per class, 1 / sqrt(its share of the soft targets): rare classes count more, not all."""
-    totals = sum(t.sum(axis=0) for _, t in data)
+    totals = sum(t.sum(axis=0) for _, t, _ in data)
     w = 1 / np.sqrt(np.maximum(totals / totals.sum(), 1e-6))
     return (w / (w * totals / totals.sum()).sum()).astype(np.float32)
 
@@ -287,7 +293,7 @@ def train(train_data, dev_data, inputs, args, evaluate) -> dict[str, np.ndarray]
     log(f"class weights {dict(zip(CLASSES, np.round(weights, 3)))}")
     step = 0
     best = (-np.inf, None, 0)
-    steps = min(len(x) for x, _ in train_data)
+    steps = min(len(x) for x, _, _ in train_data)
     for epoch in range(args.epochs):
         started = time.time()
         order = rng.permutation(len(train_data))
@@ -297,7 +303,7 @@ def train(train_data, dev_data, inputs, args, evaluate) -> dict[str, np.ndarray]
             B = len(chosen)
             x = np.stack([c[0][:steps] for c in chosen], axis=1)           # (T, B, D)
             target = np.stack([c[1][:steps] for c in chosen], axis=1)
-            weight = (target * weights).sum(axis=-1)
+            weight = (target * weights).sum(axis=-1) * np.stack([c[2][:steps] for c in chosen], axis=1)
             if args.gain_db > 0:      # a random level per file: the same sound louder or quieter
                 gain = rng.uniform(-args.gain_db, args.gain_db, size=(1, B, 1)).astype(np.float32)
                 x = x + gain * args.gain_columns
@@ -359,7 +365,7 @@ def describe(m: dict[str, float]) -> str:
 def model_decisions(p, data, stride, weights=None) -> tuple[list[np.ndarray], float]:
     """Speech decisions per frame (P(speech) >= 0.5) and the weighted soft cross-entropy per step."""
     out, loss, total = [], 0.0, 0.0
-    for x, target in data:
+    for x, target, _ in data:
         prob = run_model(p, x)
         out.append(np.repeat(prob[:, 1] >= 0.5, stride))
         w = (target * weights).sum(axis=-1) if weights is not None else np.ones(len(target))
@@ -423,8 +429,12 @@ def reference_outputs(p, mean, std, columns, stride, frames: np.ndarray) -> np.n
 
 
 def swift_floats(values: np.ndarray, indent: str) -> str:
+    """Base64 of the float32 values as one multi-line string literal (the decoder skips the line breaks:
+    a long chain of `+` between literals makes the compiler crash)."""
     text = base64.b64encode(values.astype("<f4").tobytes()).decode()
-    return (" +\n" + indent).join(f'"{text[i:i + 100]}"' for i in range(0, len(text), 100))
+    lines = "\n".join(indent + text[i:i + 100] for i in range(0, len(text), 100))
+    return '"""\n' + lines + "\n" + indent + '"""'
+
 
 
 def export(p, mean, std, columns, stride, corpus_hash: str, metrics: str, vectors: list[np.ndarray]) -> None:
@@ -505,6 +515,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--l2", type=float, default=1e-5)
     ap.add_argument("--clip", type=float, default=1.0)
     ap.add_argument("--gain-db", type=float, default=10, help="random level change per training file, +- dB")
+    ap.add_argument("--quiet-weight", type=float, default=0.3,
+                    help="loss weight of steps with no sounding frame (segmental SNR < 3 dB)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--baselines", action="store_true", help="also score Silero VAD and the engine on --dev")
     ap.add_argument("--gradient-check", action="store_true", help="check the back-propagation and exit")
@@ -532,7 +544,7 @@ def main(argv: list[str]) -> int:
     std = (raw.std(axis=0) + 1e-3).astype(np.float32)
     args.gain_columns = args.gain_columns / std
     del raw
-    train_data = batches(train_sets, columns, args.stride, mean, std)
+    train_data = batches(train_sets, columns, args.stride, mean, std, args.quiet_weight)
     dev_data = batches([dev], columns, args.stride, mean, std)
     if args.baselines:
         log(f"dev, Silero VAD (causal):  {describe(frame_metrics(silero_decisions(dev), dev))}")
@@ -552,7 +564,7 @@ def main(argv: list[str]) -> int:
         if list(saved["columns"]) != columns or int(saved["stride"]) != args.stride:
             raise SystemExit(f"train_speech_model: {args.load} was trained with other --inputs or --stride")
         mean, std = saved["mean"], saved["std"]
-        train_data = batches(train_sets, columns, args.stride, mean, std)
+        train_data = batches(train_sets, columns, args.stride, mean, std, args.quiet_weight)
         dev_data = batches([dev], columns, args.stride, mean, std)
         p = {k: saved[k] for k in ("Wx", "Wh", "bx", "bh", "Wo", "bo")}
     else:

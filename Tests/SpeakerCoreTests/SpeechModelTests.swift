@@ -8,7 +8,7 @@ import TestSupport
 /// its real-time safety.
 @Suite struct SpeechModelTests {
     static func floats(_ base64: String) -> [Float] {
-        let data = Data(base64Encoded: base64)!
+        let data = Data(base64Encoded: base64, options: .ignoreUnknownCharacters)!
         return data.withUnsafeBytes { raw in
             (0..<data.count / 4).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self))) }
         }

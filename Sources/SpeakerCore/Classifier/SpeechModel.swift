@@ -34,7 +34,7 @@ public struct SpeechModelWeights: Sendable {
         self.corpus = corpus
         self.metrics = metrics
         let count = Self.parameterCount(inputs: columns.count * stride, hidden: hidden)
-        guard let data = Data(base64Encoded: base64), data.count == 4 * count else {
+        guard let data = Data(base64Encoded: base64, options: .ignoreUnknownCharacters), data.count == 4 * count else {
             preconditionFailure("SpeechModelWeights: the weights do not decode to \(count) floats")
         }
         parameters = data.withUnsafeBytes { raw in

@@ -7,971 +7,1455 @@ extension SpeechModelWeights {
         version: 1,
         columns: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 39, 40, 38, 36, 35],
         stride: 2,
-        hidden: 48,
+        hidden: 64,
         corpus: "sha256:5cf7b8e5324420bc123fc22fe1b22758f76c76a77d8309bf4231175bd2c0be32",
         metrics: """
-            dev (40 files): loss 0.4764, F1 0.700, music->speech 4.8%, sound->speech 1.9%, speech over music found 62.4%
-            test (40 files): F1 0.747, music->speech 5.0%, sound->speech 3.5%, speech over music found 58.2%
-            seed 1, inputs bands,snr,periodicity,flux,flatness,segsnr, stride 2, hidden 48, 8 epochs, trained on corpus-local/classifier/train corpus-local/classifier/train-b
+            dev (40 files): loss 0.3871, F1 0.705, music->speech 4.8%, sound->speech 2.0%, speech over music found 62.9%
+            seed 1, inputs bands,snr,periodicity,flux,flatness,segsnr, stride 2, hidden 64, 8 epochs, trained on corpus-local/classifier/train corpus-local/classifier/train-b
             """,
-        // float32 little-endian, 17956 values, in the layout SpeechModel documents.
+        // float32 little-endian, 27012 values, in the layout SpeechModel documents.
         base64:
-        "nc3butqHzztf/GO739+JO59swrt/kWi7QmHqO9YPFjxOj2I78D0rupx1IbtDW0q8fG4/vFQ7ezxF3ym81CvYu/BhurvpFHk8KqTd" +
-        "O3owBDrQ4tI78qfwu4wDmDsmS766UwYsvA3gazoTjOo6mNyquy5xYryM3lQ8B7wwOnqEjryNBXu6MYW3PGUqfjsvNqu7nYEIPGff" +
-        "YTtZrtA7f4PlO+FEJbzRvLm6uFK0u7P0CTzR1yQ8TH7bO/LajruHJW68DuSFu9eBUDy+Qtc79uA9u0ek1TuZgQI6Nf8sO+sXYDvF" +
-        "0zy8rpx1utqIhbvEfvY7PdEUPLp/ATpr01w65ETFvEwHi7vKGRq75g9AO9QIk7pR4xG89i7/uTczDLu7BCI875G+OT8jujsiMMk6" +
-        "zBq5O8HdBjsHZWg7nHu4OytKpDucmrc7aphLO9HBzDvjIBi75BgWuwcLrbi2Nva7wqy+um4cg7qRC0s74MIBvJ7CiTq5yMA70zQ3" +
-        "vIL3JLsdkpg6gRAVOwZcfLt9kQ27HuTuupBOljoyqDE86jxyvAupkDvLkvK7ux98O1rp1Lvq1Ie5Cw/HugPSrrvh4CY75gF8PI6J" +
-        "nzsTJAm8LEzlOscTHLsKTjG7ALPNO3iQKrzd1A47dy6Zu2cEtDrO9US7If2YuwWG3jqk8gA6Tujdu2JRUDvfTwQ7ZLqIu/+awjqG" +
-        "ayK8uQlHPPsoDzuKCIK8G1G8O4Snabqabiq8g+HTO2y7u7sSd3G7FDEHvE856buw/Bw7TGPtOmPBU7ygkdY7KfhjuzK+9jltLxA8" +
-        "SsUQvIaEFLyGtls7jCuQu7cv87sCn3e7rNr3uxvWNbyjU4q8u1tOOwu35jtsIw+65vFjO1+c2DgPm8M7se71OxWjKbybzy28USAP" +
-        "ux+KUTyhJZm7fJIEvGpOsbuCI428JIFZvAkekjuYvz08DjSgu1ruEDzho+e6u8qePOzBhDyLnbi7qtkhuw+S1jqQmXg7wMLBO0Ro" +
-        "mbtZoFu8qzW/vLgD5Lv9GMq692vUOwRsIryqxRI8l0nSu5N5OTwjCwo8Xla/upEbPbnt9ZC7YAh4PMAyATuGBJu7YdXCuq/ffbzT" +
-        "Uae7Fo79OocWXTsWKY27wQABPPKOi7v0jIg8awU9O6+iaTt+ZQW8qABcvAPjPzzmeQc8VXe2OaZFJjxelri7x5hZutBYlDqwLUW7" +
-        "dD8YOjDdQzpQKJK7tdeDOxYhQDpissi7/b0mOyVgADpxDtG7ITgEPFMwmTsF4Fc7qP0UuvronTq9Mv67uaZRuwUxkLvJlDy8ye4v" +
-        "vHJTQ7wvfLQ7Z/Xju4pAXDupRRA6PiP3OuG/yLhH/Kw7E+4lvIlt2rsg/pI7BRtFvPFXJ7sjovW6aUaVPFJJCDr7hKk8QvIbvcew" +
-        "hbw2xUw9OXVpOxvchDw9+KW8OXSsu+jMx7s9Npe7Q09fOynxI7w4vDa8aedVPJbwxDwYIYi82M/ePIMf5LyufKK88sauPI0GIDka" +
-        "4kQ6PywQu77T+ruQV1G8iVKZuw1JkzzlMsC81+zRuaso0jwK48Y8DOJHu9uKHj0rKbu89kAXPDP+Qzy2kbi7sXLlPFa6BTtnS5M8" +
-        "yhTCPIiFtjtIKkk87iv2u6Z7MbyGhcq6FarOuoCuvrz93Kc8rB6GvCsMArswLFo8iND1O1v3JzzL3we7NVOZPMokoTkVH7M8/VuQ" +
-        "PD87aLzECBC8nQvcu6hrv7mWaYi71rh2O3dgVDvAErS81HKVO7Z7oLtoIw88mc73Ozn5FTyPBJk76doPPMX60juhMRA7fycHPBnj" +
-        "0jvHtJW7p1iXvGyNj7tFO5W7Ce86vKGQ3zu6zpg721VuPEkBrjutBQy8GHL/Oy0J1jtOmpU7yHOhuxY3pTrguNA5wooQvBXhu7y3" +
-        "sgY8XT+lPH7KVLrKqnk7Up0fPI89WTxppJC49yO3u6TrWDzlzoE7EPP4OenvqjtHBPc7Z4/Xu5GDe7soVLG8/JCQuibduDyRBq28" +
-        "uv1SuyxU0zvL0kY4/nk3OxGoHLwBDiQ8l8IXPJXbhjuYrcW6FoWOO45oizpt1ya7WJkgvWywjDyKY9U64nJPvJs+Uzzw0xU82nXD" +
-        "OCkDbzxZ54i7bwIxO/XY4DvIldi7fMAiO5tvOTzIgZi8wpxQO0tZ37yxUzq8LOyOPB3rxLxhzbS7YleCO1k7R7vsk9s6d2niOzcy" +
-        "nLsZ1Rw8qz2UvClpvjtrKs88AneEu08NCDvV04O8PJcbPDaGbzsWyGu8FzEbvDm9ijuHAZA8dZ0vPPR+wLs/oSO7trOfuSglPbxs" +
-        "20+7gJenPFwL1buKv/Q7+ZijvNDZrDzrXsU8O6/XuzNvTTtgnZg7jvuFPPPFgTwAlYM5aPRIuwCAULyQ7VC8VgzUOvIqwDs3PAy8" +
-        "l/yKPHqGhLxZJ4g7oSlLPGM5SDyNPg07wzDQuvGMuDyeAnA8Rdvju3ZqzTvlwzS8xqQJvGxeDTs6/0U8YnpoOkN3ejxzaUI72qFC" +
-        "PLW+kbq6p2c77M2lujR8s7x0a888vPmQPF/qHjxQss48/slAvEGPMLoLLd664uslvMBsfjv8xxg8rSnYOwNuIrqHgNs7iLSMvPF7" +
-        "8Dt9NHU6m201PJxw0jxocJU7+lCZPM5K5rp8Rba78UOWOZyY0bxWdzO8Mu1uO1g2yLxsGqm7ScfPO0RWOrzQ6pI7/dq8PJ56PT0Q" +
-        "DlU89pAAvEcZTLyn2wO9r4cQvF/nvrt8F7w8DJgxv6pCCL8BUpE+1PYPvreULT9Z/Re/cN3fPpuvzj1uYw2/Bg+avnD9qz5SGWo/" +
-        "qnvIPvCnbT4Rkh0+EBotv26HdT8S5hW9Rm2YwFBMfD/Auk+/GfNZwGHEsD4Qd/6+mUP2v9xwlr8JEnY/gcAVv3TC5z6ZVo6//FyP" +
-        "PgRJnT17fa69W/uePWyoBr5SIHo9lWFbPTREhL7Seju9qjSpveWsSrxQU8O9hJ08Pgvhaz1m6Ye8YrHePVxgcL3C9X4+BUGEP73y" +
-        "JT8Y1UU/1l6FP7M6+L39PpG+zmnUv11fij884Om+8M3HvmkINL1iTvi+aN8kP5gtlD/xPWg/sU8DPMPULjumquY54B3WvMz4Cj2C" +
-        "2448CtAqvN6FhzsbelO7bwP6PByIiDznBie7TN0zvIXbTjxKs9G7Wyo6PG2LZTvf/Jw6BGmYu9fumju2SsG7+NsGvNEHQTylg148" +
-        "JLCtO2G5qzvOpcy79TMLvC1X7bss/5U8IIvju5OLoznJg5e7ZGsPPIL2ejt4MeU60lLXOykSLLxbtN07GylZOw0lX7ycb5+7ukcf" +
-        "Oc+rHby88r+7GDi4PIraPzsiFhO8W+Y/uqtSqzx6ndk7M2K1OjmERTxdkGG7sSCIPN4JxDqwyC+8hfdWup8D3LuRHWg8GOGEPEPw" +
-        "XDzd6a67qqzKOg4iaLuJ8vs7H8gbOgbaHLs/LZq7p6AgvF7ilTwBJZo6eHtJvLHYfjoikyy8d4JbPDRSlDtSpRo8xXicu5ylJbwu" +
-        "lYG7graXusndGrpN4Wk75bAhvEMUG7xN/9k7/9EBOJtal7tblEs70fyzuzo57TtOg1e5E/UjPCQtgzvUuJs8IPcHPPD6vztfEIo7" +
-        "n4oJOhyXd7tBPKe8u3FfO5qKLLviNrW7rQV4O9juILxoOfW6mze4O+B/PrswiUm7tEiBPNlEJTtwb5275maLumiuC7pbnDq7B4Z9" +
-        "O+12w7ruDZg7ue0PvKSmgDw5uE+8LagkO9vdsznYJUC71P9yOoaWszzmy847P0X3u5B/4LoH6Bq7KLdMOvmKhDs5Aje7nXReO8WC" +
-        "SbxrCgc6P9k7vIoTg7sMsJA7YomzOpS087oMZz88LxyzO2VQEbxoxqM56+uiu+AdLzxfal+8MReau1jrOjy0hAG74o0DvCyQ7jpo" +
-        "pa27nSpnu7eZ/rvrWCY4nS6KPG714Ts+cFO8q5Ylu8Qj5bvj7E87mJU/Ow6m3LvFRSC8avPduzJiXLtioRG86+kQuym32butrE67" +
-        "g+c7vFF7lzzhM2k8lyakuxw0hDrNTZs7D8wdPEyCn7pp13Y5Vd8dvI1Zbbto20088lT4u2Q4o7pDU067SUNzvFJwM7xSzUc8f7Yb" +
-        "PMTUwLtKIdM7aEk2O9pcvzz/EB47rKoDvBXyADsKVg07P4tPPMOS87q6RQg7MPQxvDh5hryBk8y7GNZZPKXx1juMxAu7uQMIPPaw" +
-        "U7olGik8jhNpu9pb07q/b9s7s4MNvCFWJDy60tc6Vzg7vDx0gzrDrZi8qhZtu7DsMzzkN/w746ZXO0YfoDu1T4I6mmeNPP4QArtp" +
-        "veg7qIGau31VlLxycoQ7QsqGO9A3DTxvzSI8Kb5uu7d90jvjReg72sG1Oj3t4zseUys6mgWNuq/5Obt3bgO6VthuOzgA/zse17y5" +
-        "a/h+uy6iJTyzf5Q7mqvQOzfTiDtlFJs73o/Nur7RqzsE35e6DyBfvLT1krvMZMO74T5iOxA6lbv6p/877MDyO2lbgzuHQMG743uD" +
-        "O4F8e7sRuYO71CT3OzYRJ7wkjx46ckiJu5NvbTwRDC48hkfqPAycNb14zUg8PotEPSWzyTv1qVg88nOcvPxjj7kjZ8s7oNWPO0/G" +
-        "IDz1gh083kT9u9ZKvzvTdUI8GvXmOnol0DxeWy69KsGyO4tcSTw4WwW8vxLfu7/V9Tu8lK+7HOtavLigZrtuIp08ryUfuyXprbvM" +
-        "aaM8WxawPEqV5Tvd8gE9DOQBvWqi/Tw3SDk8vRd7vH8bZTwVKkG7yBZ/PCtMdTz8j807x08vPH9TLjzWtei7pFLou0HSMLxg74O8" +
-        "6uMOPG1sQL2JRGk8EjqYO1+ctDo4edY7HstbvIfo7jxiZsW7on0uPEhouTtiHRK8LwwhvDMhh7zU+Se8gVOWujQ28znNGq286fWu" +
-        "uIMBQLopcIO7tZZTO31W2Tv7n2c8zQ4AO6o8vjv9rMw7M5AKPNVQ9TtCC2i7FvYBvB72PbymbzC8myO4vHDKYLsp8Kk7E4x7uwOB" +
-        "kzu0L+O50T6TOx2DqjvWED87iccwO/MBCzxNq8O7Rl3vODCRbby5Smy8lFLsO78llDrJ7Ii7AqV+OP43ZTgZdSo8bPyaunPyxztK" +
-        "R147vREdO8C/W7qd8uI7agqoOxfPJLyEPgG8rgmVvGH/l7unEHY8m09xvAibCzz8pSa8tVV3uyCyATtjGrM6e/e3O320szu3o1y6" +
-        "gZ5fuvcc6Ts4v1C7YZr+uy9717weZXA870lZvObyFLzp65o7OWL7OqzpG7wXoU48+5gjOw6WlzuvFfc7AXuNO1P20zsg7g48pf2F" +
-        "vHy1KLzpTby8RQYfvKLZXzsxKZq8eG3Cuz5RPrshQiO8cZkputAKdTxFZOW6v6hXPCvFSLxhQiM8JAm2PNQY8ruwBAu7JhKuu/fC" +
-        "LrtJbnC8EopVvLgUH7vGEWQ7AlBWOzJh4jvNpNS7KxiMOYLYIbsiPom8Nd5autXrnzxjroe8Rx8GPG6rKLxF03E80hyAu7BSjrtU" +
-        "Pd47Q/KNOyhOKTxfeTk8G58MO1tNaLw27iC898fcuw7LsjsCVjQ8n4VWvFLJvzo2Cgm87Z0bPKPPCTvBlR88k8oMPDpHtbu/dBE8" +
-        "QfuIPH8CH7vNcI07Md+GuxI3U7xypSU7a1DkO++CP7yifn082PkYPGWxsDuS3gu7Iq9gPFArr7no5qy8dZQSPOkvjjzdktk7m6rA" +
-        "PE6gALz/T+E4dsIiOmeyPLzgBBA8nxmPu7G+cTzSMFo7BrOQOxRRt7pafwE8yq3TO2ywZLr6JdM8RFP5O7Tpqzz5QNS6r5m0u7cg" +
-        "0DuQC+q7PnukOXaoy7sgVdY5v22COycEhTxdzVK88bwJPFuX7jwNfrQ8GyOSPKL2xzo0I4q8JxoIvWAUj7tIL54771uwvoekbb9G" +
-        "NqG+hqjmPhOTIL7ll7W9a9CJv8erO7x9mHS/Vt22vt0PhL55zhg+XtMIP23ob74fTcc+UccHPlCblr9zgHs+7wptPvegQr8gQAq/" +
-        "G9AmP7EpqsAPMZ8/yKGpvn0hs7/oFv++bEDIP2Krsr/jdr4/hgccwO4uiL9+t7I9rA+FvXEMiT2rbVy9+zjTPbDjlb0Pivy7IfK0" +
-        "vSjg5L3ZxNK9R/mPvV1WpT6xuJ8910g9PA/TkT11HOq7tS8IP13akD8NjB08MGlCPnhhiD/JHV0/oDfDPr46tb++bCs/abAUvzrz" +
-        "XL+Nrry9eIkjPZhtVD+pe8E/105bP0BPfjxESg+7gtgovHTibrxyyqQ8dzApvKnO8jrypYQ8dRkROa0JgDxRt5Y8X9pPPPJyEbyB" +
-        "QLs8NJoDuuWzsjyy13q7zbplOxOQ7DuFiN07jsLIutOXnjuovaQ7Oc72OgQhGzxkZvM6/8TBO9x6OLnwkpa7nlrFutJkxTzGZKI8" +
-        "IixvvDvoVrtsba46Ue6SO3xpIrt4HLy74cs8PAofjLvyPK68zSWqO3gxhDx7va08B5ETOg9ifLz31bW8k5+cvFzCXbzm4Yy6qrMA" +
-        "PGRWDbzGZAS7grSpuyz4z7tsKJK8ULhkO1OolrwQ1008lY3GO1k6LDzuJYE6/mSqvBGG1Lz3/pG7RJE/vOIabLoHf1Y7J95bO9fg" +
-        "1DsfNN67IcCmvGQEvDxonDe7FAXDO+TXCjyno/w7pHsuO9gpnLx2dm68wLuIu569X7w3qBo8JvzhORwFtjpGyve6QVMEvP229Ds6" +
-        "UIy7jvu9utTB9Dvd4HE7WF1+Oq965zvY9x68OvFVvEWp07uCpgS85pWUOyVVjbvKXBK8QtbJuuTnJruc7IM7QULyuqe6TbvBlIA7" +
-        "5QnHu+dUKTzPqWw8JysHuzk2zrtvyhm8Coxku9uP3zsodz07H9WIuhty5bl8kS48ul9JOwGrWLwta447YJaEu3wI1jt48Co7zHDC" +
-        "um5D2Lp9tCS8yMITO8XNNbzQX4k7YPPNtzd9M7pRvge59DCqugGQ+bnQth66tKUTO2vNZLwVvFK7uj8Tun68ADtJ3wo8wuIBvESA" +
-        "oLovFNG67ZxKPJUWH7zsmru7ArISOvmOhLpgmRI8DbW4u4xEobuEc/e6oKatuwXiALyQsJs7+uM8PIl6BLwXUB68J0nOulm1pju3" +
-        "tWY7jNoQO/qzjrlqg8C7aRoKvFz4ZrytoAi85RA8vFyyfLzgKqC7aP04vL18UTycXqy6+nJqOp046LsgvuS7MqRPvGTOrboW+3u6" +
-        "QEvQOiHx+Ls3om68ZnS2O8XFTbzPISW8uLYGvLhyWDuKS0w8fq8IPBC/Sbszhqm7M2yFvJw8rrsLXX67lcgLPLWb6Dr3h8K7rhch" +
-        "vCpK8Dr9TFy8GlxHvDius7pQlhG8xRhWPAYd2zva0zA7yIUAvDN1hrpID/M7mSsdO70aHTwpgBK7WHg1vDsgi7zhT7a6tVI3vJJu" +
-        "kDu8Hwg5gDEmvDiLc7o7hD085EMKO+g1tDpQXzq8mPMOPAakrTtKpbk7rst5vFAgG7y30tO64paAu5Zp3js1ED+6cXzLu1/VwDun" +
-        "D+I69pvoOWxJnbpHMTY7uwnWOQ7OazyHPKK53y3uu7lPW7ycEjW7CaK7O+qJgbrJ5Ak8ThhEOxzQP7zjsrw5agAavKIIYjwAQAO7" +
-        "ocRBO8mPR7s2ei66+cPWu1OBCzuxWEi8cbveOuiYP7lBpw87jDfYO4MnL7yKEDG8B6/NuzfuIruOhwA80RyLPTkVULz4Ssc8/qIF" +
-        "PJAwLLyCINw8d03sOo+rBj3kdZA8N745vNLqrLwADoA8U0EyPFpYRDvzMk89VWd8PUZqgzvPaN+83pk/vChTp7pVP/+5FfbCO5Ch" +
-        "PLsbSkg61Mh/vLsulbuHMsE8ddv3OxLIFjz58CG8+bumu0CyrDzKiNQ7o0w1vAzouTt1dbO8mUNPOHE7uDw7X5m8oECRu0p9ajrf" +
-        "OCI7Fam0PHWGVbxW5CU9twc+POkjhTtYJzs8eBW5O0C/lLxclUq61gEcvA08cjwsOK07ESFHvA7mADxeXN88wEXuu5YIyTxXGbs7" +
-        "6yEuPTyKjbw6KEg8G36iO4rBvbt6shC80RzluymnzDtnLT08hXaauk4wgLvK7z07zXDgu1i+VzviuJU8ZFE+u7SQKz0DcsE78Ko0" +
-        "vHMti7zOx0m7NHj8urnDqjuPrkw7q00bvLx4mLrNDxg8dOTLOYj3sztVeNo7OJgVPOq78bkbdQI9gSmkO245XjtlhFq7cZaFO1EM" +
-        "o7sodSU8L7tiPAKyaDwqyJw72fBUPDsZKzuKtY282ISGO+37DzxG1k8791SsPAxHgjrJx0Q5kr0cvCXP5TtWlns7kTt9O3oqpLsg" +
-        "V4Q8ZCJOu781orts5rM75JVtuy49EDzJDgq8Mo5oOtwF+DsKEdU7PpEuOsX4HrtQIRs8rChTO7fNdTwBmmk463EOPL7ULLwWMIg7" +
-        "JyVbPNJaE7xUsZG7VaRSPJeLcjx1Uwe85GdJOy1fXzwrlCy7l9q4u6WDBjzz6cQ7aka2O4WsHzz5Uh+8Hj8Hu8S+S7vjFki8PhGV" +
-        "u1FKC7zJjGc7sDkvvNrjvbwrsTw8MqNRvH0nUbyhz0A6VOz8OwAjxjqH4GY7zQgWvJzUDzzjoyO8pd4rvFkfwTvNYFK8jZyEOzZt" +
-        "IbsyJSi8bcXfO7lfWTvOOCm88m4LO2uPZbxMrwS8ftmfO0+vdjsNCoc7boiOu3PCFzy2mDs8B1dLvLA/Abxc6lI5iU1GvEkI9Tta" +
-        "uSE88/CXvB672jsnnaU7qrLGOpg5PzwHvZU8CaCcOt/GAbxdivy7kehmO4MmfjqxOwc7DCZCPBzfMbux9gY7n3aWus9EBryVM0c8" +
-        "in4ZvGzOeDyg3UE8zN3jPBKt2btsuhm7RYQju/PzgDqtRw28Z2qaO5m0NjpujaC633MUPDvd67qgcn87Ol2HPLJqTbxbIxy6mjlq" +
-        "PFtLxzyL9Bi8jelKu7V2BjxwuqW8luQJu/A2vDvaWlO7CUYxPE9CnDzw9xg89bQ3PP60ZzyhEIw7Jt6suxC+orzirRY9zkGdvNTy" +
-        "zDw7IRk8Nx5mvKD3PLxac9S8m2NIPE645Twz58A8k+NuPb1Shb4g9Gw9i8m8v9cXAr9S6Mu+svDQPr3Z4b5XBxa/KUDDviF9cj/J" +
-        "ZB0/88e6v0ovuT0dHU0+JV87v4Ci1T5FSvs9BNLrv92GHEB6oYk/2ifAP4EdkD8ApD9AXcQJQF5TmsBC3vq8JpVUv53jsD4D5BVA" +
-        "92KGv/k2xz80XWFA0a0+PT37wr0cAco8oy5CvVVs+T0msna9WbLqPULWDD2+Xr+8/K2zvcYqIr0DbeQ9NXWDO24MM702mku7iD7w" +
-        "PVFxLT4y+zo/9K7yPTcB7T7C2YS/R7FYv3JXP79pJVo+P/E1v3b04b+x3Wa/Wm3VPpOmOr/fjvo/ulpeP3/LRr+WY5s8jbqnu8iw" +
-        "u7ux1Dw806O3PPWnkDxI6Qk8LToNOzml5bl0DFw8QfYwO6OhUDsWe5w8J6EGPDUvEzzhdTg79zQTPNBLZDtKnOw79hjbO3tQsLs+" +
-        "3R086w4Pu3AEwruxCAc87iiAOQdrgztsc/c7oYYdu6LdILubOKs8Dti2PIObG7tVlZ673ZXwu+RzK7sGhAS8LncQu8DIKzzLp6m7" +
-        "QKpmvMfuTDvPw1U8ilT2PEawlLukHtO7bDGYvBBSTrwjF0G7bbMBPCuo/br2MKe8VnOYuwPG6broeoW8Da2MvMak0Dms3a68KZlz" +
-        "PNljgjwtLbg7qLxePFXok7y5+WK8Tnzjup8YObwPMkM7WtBRvCzDmjvFM8U6UqNju1MBpLwSZrc8R3Bju53lZjyTEdU8w1ozu1Rv" +
-        "aTyMw3G8TcY2vFsPQzttH3y8PS9aPHq8Arw2wJ06AUbCuMb1e7zuahg8O2sCOb4/azsORaM7v6qTO8H1RLvHlRM8Hzqyu4dBdrud" +
-        "Skk7lQW1un5SNTzk5Ya829E0vMOID7ukEAi84EjCuoMsBjvcvxS5y6oHPBwhkruK/8E7BkCKPH3PwDqHvAQ51eWsOqD26bvNDw48" +
-        "6vYlvP2Jhjuk+ry6p3qXO8KaxjtcJA+8Zx2BOxesvbrBG7g7rLl/OkYJBDuy8X06LCUfu6vU6TrOCt67F1w4O4bHMLzZyS+7CMGa" +
-        "O18U0rvweuo7mNYNO+/RaTuZpSu8zE5lvMoLPDoTIi67Wox4O+YYDbp6g5M72MEsu2FiSjxVGG+8cijBuXfEaDstKHi7lfMgPCKi" +
-        "C7w1p3O7ihIEu+U7UrstDAO8/wy3OmIZezwigMg69nCcOzvIVbvQDwQ82jXEu+dS7TlfTyy7Q+ICvDaLK7wP7FS8vqa6u8jurLtY" +
-        "qsK8Ucjwu2VyF7zXhYs8ovpuO0jzbDv8Ik47YQU5u8z/Yrwg42K7SY6YumFF3bu/NRW8PstIvJIiTDusmKC7f+yrvL45U7s4ocg7" +
-        "4IigPFLbgjyEpLE7phMXu2wjLryLur68oArMOmHBxzqXE5i66Y+9u9f+pbthXNQ6wkyOu/uHV7xsyJm7WuMbvOMdjzwkaqs8+Ist" +
-        "O8q1abqJUBa77uSRu5cv7zl1OkM7j77nOKQxILzMtmS8oTlluv6x0LvPRyi89sNbu+FRBLy5C2U6hzMePEqZVTynDyu7HkwhvIe1" +
-        "ZTuCWXg7tRzzOg23ZbzJttW7rGJfOxjd0rofnOQ7MuPIu8aF2rpVCbA7R+UFOxlmDTy9M725eSABuieujToAxRC5mUbFOmRyCLwG" +
-        "2Z+8O0uXu/gqIjyGuve7m/AgPJhqMzoZQiO7c+C1ubrOQLs/7208ehUcOvounjsPNxQ7dzhnuqBpfLsiCDe7E5tpvBLebToETAU8" +
-        "6W16OwbrFzwUx4y8K2QiOqK7ALta7aa7dWsQPMwpnz3akoi8pUjQO5q8hTwhE8O7KJHyPBb1drzzNp08LB2PPH8hO7tamAS9+oss" +
-        "PLNnpjwvAGs8j+FPPa/eiT1BqsQ8+Z0KvSnn/Lz7Jgg8ULKfO/c1C7xybHG8CEOsu929tLwayie8oiFbumnxMjwlNS48PIVYOiMa" +
-        "qTuvU9s8avqLPPLRUru10yG8trEFvU2XTLuBQT48N3yivBfXVzs/oU67Y0P6O5d2vzzOVCg8ovvPPPiYrTzLW8e7zhGZPKavyTzB" +
-        "kKW85QxRO5jUibrPD1s8KwTbOzFsi7yMba67Xf37PEv3eLtMMFI8YBEEPWH/hDxhX0O8tgtQPG6MrzzkHUw7riVZvI3+tLvR76g7" +
-        "iEMnPHJE+7soPkm8C111u5iwpbvhm6076vtcPCCb0zmO67o8okrkulKeXrtlf8S63OYrPO0kPLxun/87LfEvvAPv1buXtnO7vN9t" +
-        "u3MKD7oXXi87RVPFO29WwTs1wo871rVePCHiBTwQZxM7SFAIPHmwWDy/KRe8B3x/O9vIDDw8qXc8Je4FvJeRDLyzhYK73pgavDHm" +
-        "lblYqqU7l+0UOmtNkjwUGtC5i6kAu/dQy7tpnyQ8c0Jtu5mYFrvSLc27h4lLPKGyTLzmDdS7Y8jzOx9aAzwuQ5s7vg0pvI0nxrtt" +
-        "EWg7Q4zUu1W+6jtI7Ga7PHZIPN8jm7u+Nok8gjRbvFfijDvovUa8gdQyvGvWiTsTkZ+7homVug0erDtu5K07doQlvMgvBbwuboE8" +
-        "chVnOi2I7DsQX847tq9+PAcIOzvv0Tw8QXsKvCyJXLuTIM67OzSsu+gPbbzEZGu8zHLCu0MJCLxgkZe8OI2rO5OMxzqbr+q7H4T8" +
-        "O009EDwcfXa84u4FPAumH7zO/ia8sthqvNy2NjtWtYA8POwuvHZCf7zuqSk6wVGquyyQaTyIIys8gdzcOuqXMTx+ZZa8QOHivDio" +
-        "iLoUjZs6qM3wupNPFrxVzRU8VqigPH/Ogbxv8CK82B4QvCK+tryD+Fc83E2cPNs9vroGHJM8xzCLuoJ/1LuyjI07vBBGOwLQKrzh" +
-        "lVy8TK1NO9frBjzxlbY7/+yqvC5/ZjtALp68GiUYO0Q/NjzSx5u71oOsPL+9hbx/dDo8w2YKPJu/mzw7BIK8clSMvGxiETw+Tu06" +
-        "UJjduzSfTbxjXd27sOGVuuRvCzzgJbQ7fxTMOwLP+zzcnhW8bJSDO7mJzLvqVxE8TJ9MvEmRaLsmvhA8PvMXvIFACrypRPi7Kt0C" +
-        "PArO/Dtwyos8bhHdPBa0DT1qIyM8JvNVvLoOI7zGkYq8Jg9sPIr2VLw3cJc8yw0+PKysPLwdx5O514R9vSovnzySl1o8taT4PLPq" +
-        "hD2KhZY9IEspPmrxyr/PF5S/UNBgvfHjQL5KtJa+vr9fvp+Jnr71zI8+34b2Pjs5tL8Ajya/n8T5PluSD79U1nQ/ItdkQMYXWD+d" +
-        "VxdAPQCivpk4LUANIkC/w4Z5v/i/VkB4kujAXIPsPh92FEDfiYu+36U8vxHDqr3e5OY/M0DOQMISyD6iBjA9xmrkOyTfMr7rb5+8" +
-        "oL5CvqZVGbx63C098aq+PfuDxb1V0eq9fbuVu8HKSLyZn969KnCfPBQcpz4I3Ii/3UngPZlooT+aIiY/5BJTv0Ptb7+WBYy/5jMH" +
-        "vyKEab9hItq/McqUvzP9sD6MXmS+yp7pP+pFhz9VpDa/CNcMPas6nrmf8kc7uvSQu0kJjzxQyDI84EamvGgVrjtcEfu7+AhyPKY5" +
-        "ULuVxVk70AaLPOGPFTwUNgE9gW+4PFaXLrw5TSk8dZPXu1kb/zkEui276U+aOzmDpTsAzpG76VurO26+ODuFvG28oQvZOokU0rug" +
-        "Sos7n41YPAOD1jgi9NO7jMSuu4HQHTr8HJ+6E4EPPJNOqrsQSnI6BLCHOnwUWLuFB2a7wAi3OtxchLwqwZU6nRoGPP4jojpPzpi8" +
-        "hgPkOXbuBbtAnFW8D/hYvJnhc7tOomK8GrMPvED/yrtAFJk7dMUmvEoEBzrLefs7bhPCO1+SLbxUMga8c+JrvHmgn7t+O5Q7Wmqe" +
-        "uzTExbrQFj48Gd5Fuj2brDtE3Js5MCMnvMkjTLxo3Eo8H3pOPMtB0rpCeES7BcpEvChw5rpOLb+7sE40uTvAijrKTOG65GvfPGm/" +
-        "jLuzDIm53/YpOwrLmzsayFW8MWeMOw6dTTxFN9C7ciFWPOYVLbzGYY67AWChunJGrjsUE+m65NHquwsfPzx714e8KZSlOwm0obsR" +
-        "WBk8NIdtu9nWYDs43ra7id4Muv3KgztIMKc79qP8O+PnC7zBQyU73IgKvEy/0LskEIU7zO7ju+XwRjdykME7kju/u645YbtAmrQ6" +
-        "sdBkvC2hUbtN6RA8kl80u14BHryTThw64I2Mu/ObyzqQO7y7YIhYO9WGAbyPfo47dpGsuqiCwbsAEJW7sZIPOubNBby8dC+8gX3n" +
-        "O8K1szvyXCC7ELUyPGo3wLtCbEW8UrOcu90DvrscTka8QXCrO63QW7kP6ik5n+Vyu4h71TqFmKK8eGZiu14TQTvNFRY8uFbZuvr/" +
-        "Nrvqhq27ppuBu869xLfFjIC8CWlNvOHrdjsOvMm74ABTO6SZtLthzg88S3zqOz/VVTvfbvW6RXIGPBVRLDtbExQ552CoO8x2TrsW" +
-        "6cQ3hxtJvJ9R77tr+Vs7dXk+vA3cJDvR0w88t6fJuoCBCTzSIBs7GuP4ud+QMzqgOpe5t6vTO1P3f7vMCf+7Kw5xuyavh7zm6/G7" +
-        "h7juut3pRLysIzQ8ZNBZOxqs+rtyyTO8+BwUO2Kf/TiVkI07GzYXPPv1TzwvQb673Q/Wu88CDDtvsqC7qcSsO1oKoLniMIK7XNGV" +
-        "O61WDrl6u2m8SH0LvPy+6Tt40ow6wrXBOl2QMTzdlBY8/v9MOX6oNTwsfiG7AxXMOn/YvjvN6/O7I02iO2UxtTrS8RS7CJJEOvZU" +
-        "mDvh3u87B3vzO6vnkjsZftk70GWvO3btprrXDXQ8DZG+uo5j7brk2OS6U63bu8P0VTv2e7I5tHgJvM5beTw8eBY82jbNuqoqEbyK" +
-        "N8I6VJOnu4aJ+Dvfldo7wQMXPH2SrDvjULO4tDjFun8HvzuRyQM7Mh8SvNBi9zoM9+M7mPoZPDXiQbxWg8a6idlKu3x36jm8DBe8" +
-        "1+9Bu8XYX72zU+S8SYoHvL/WEz270V87Q8HzO+UygjyX9Iw8RmZSOy59Wzxp/yy9voyqPCZ6Dz2tIJM8aWsePL/7nrwDHIq8qprI" +
-        "vHuEqLsPfJ48V9+XO9zB+Lv4csK7ToaWOoNIADzlVNG8AYT7vC92lDxNeYo8kNlCvFIR9Dz2joM7nkcKvTYwcb08C627fZnEPDEf" +
-        "ZDvn0SY8wZZxus1JEDvCCeE7Usv4OxdykbzrAk05v0WUuwbJrrvfB388OSqCO5qx9Lzf48+8WLB3PEaINzwapY889IILPBQLsLwj" +
-        "KrK8s30Mu8GpQrsrsSC8Tq9DPAHB/TvV7oI771ljPAoFK7yNNMo7oW3lvO6uizyR02U6R9vRty43Cjw2XTe6YdlKvOa8X7qsl3o7" +
-        "1MMDvCRjpDz07xk63tr+O5XsZjyu5ky88TV0u+n0NLzf81M8hKO7Ow56SzyHJau7ZV6kOrxcabpvrwO6aMMOu/mlUDwgh6s8fFTt" +
-        "OnvogTxauw28JzGbO8EUDjxje/S7fyftO5pbqjrN43g7MODqO85OXLxDbx47YnQNvL1ZObx29rK7YYfIOyV5SDzEaPY7fPmQPFio" +
-        "qLsrOH48vnEhu/b+JzwPh0A7E/2eOm95fDsOoVq8sVZJvF4uZ7sx+N67TfGQvHTXkzzNrzA8U0POOovVhjwB8HW8vqRdunKhdjv2" +
-        "svs7ZZ38O0fvHjwuVjU8txwxvMvJKrwF3SK8Y4HTu8SJDzxDyCU8PEGqPP0mrjvEuQ08eGn0O09Z4LsnOZo8pC1cO0IJKLvVgwA7" +
-        "9kJfui5YeDvMD/e7P0qAPL/sITzAvas75r0nOjtEzzwHARs7ypx9uyIxejsR1pE76cmWO0SDiDsO3OS7VAfgOwW1qbyKde87j3E9" +
-        "OSQ9xDm0VYU8NHqPu1v06zqZwwU74zfTu0SmizzbhM27aCcavAeUvDrInfI6SaQ+vDC6MTxMDzS8kvZSO0k+RjuRK9m8FcrxO/pI" +
-        "SLpdW3m8kYdbPIO/bzzFRRk80awLuy6ISLivA767z/skPG1N9Tu0awE8zDaoOSTuNjyXlIA5mKoIvJvrsrpue5a5EbLEuz+BVTwC" +
-        "O4Q8WVYUPPBHATv/NT67ZGCUPHi2Wjybey48PqjjumBy4zu6x3A68qKFvPhZtbt9ok48YbVFvNWTD7xh2JA60PBdPA3chzx4tqE8" +
-        "KmpbO5kcjjs/Yek7BvwgPP/E57x3Z9I7FevbO3Gc07w5Hy890jmtOn/QTrw32bu8ej59PGLjRTwcgDA8jU79PH2k1bqLfXM82ToE" +
-        "vJJupDySYTe80pNUOwo+WDyb/7S8UxxcPJvogDtYp7y8fQZiuluzyTsmNyY9kf6wvjvdOb/Q9o+9HFgKP1tzOr81hVA9pyq7P7ik" +
-        "Rz9KqFY/LL43v6juM7+YJAq+0LCOvfhiBr+MRL2/YjSTP/ZPOL5rNRi/dj7RvxNXJj828Qc+Oc2gP9Jj0D8temTAbMOBvyd7kD/8" +
-        "Rsm/JK22vzLDnb9K2VPAU2Tcv+UE+71UNwQ+1VTAO+AqMr1LLR++eM9GOlFFBzz3LRU+aD15vSjPWT1nNmc9wQnrvcxf/zxDLD89" +
-        "CfcUPVxxpL1I63g9dLNuviFXrj/0sj4/TYN/vFgtYb80gOq+UWrZvtWEuj9UrKW/edzgPkS8KT/UItq/cJZeP+zshr/58ao//aC0" +
-        "P09XnTxkch085JOWu4Cqg7yRhvw7NqDPPAy9TruaLeS7slJGvHm40Lu6Gdo7gm4oPEnT2bwQcpY7dLhgPJMGkbsg1mC89VtDPH4p" +
-        "DbzTVL67zVIgOzLoTjyzJ/A7vS1fuyBZJjto3ig7CAOCvMxzqjs+xpS7NtISO3mc1zvE+Ve7DqA2ur+ecbsj+R+7B+ctOwzTQDyA" +
-        "RZQ7DRUAu+WaBLxz2AO7wKQovKiUorr+NGK8IJXIO4I7iDvmy4G6p7efvPGrmTsS8R48Z/OvvK4AC7zHhLs7LM2+u5CXFbw8AHu7" +
-        "yVQ5PLrFaLyCjRg8ceSBO6DF+DvvJ3K8wLYEPK/dkrxdQ327B3qxO8MoRLxie+S7F0OSPKu2XrvCjYq5ygWIu1hNO7yeVka8FfB3" +
-        "PHLOMjymoSu6lBKUujacLTqUZhI74M9XvJlYcrqs+0a63nMQvBG7Cj3YXdu7DgvGu75GkLvEJNY7W5khvI/MIjyY8gE8T9cMvNE4" +
-        "dTzStLS72DUqu/zMIryLjNw7ZmFFvCpqeLuV8Yc8SI+CuxVQlzpdy9i7luygOxB7ObtBnNQ7/eVxvJA7HTzREX474eJcO566ETq9" +
-        "WIq8R39rOCGxo7s1X627XW5hPNiS4ToCeGU7zTSDO12AjrsAK2e6wHCuO5XxmLzTR767nuMNPKZ1aDoGlhe8uxs0vG4avLuDmra7" +
-        "14oavOz6K7rgUVG6xkoSOulJfbkYSIm74vJlu1X43DseLLq8bT8evOHurzud1ZW7H7RFu33zpbo5uwq8JI/fu9AF7jnzFcG7TZLh" +
-        "u+kv2DtTVXC7IKaJO9aIvrsM/CO6rGtvvEn4yTtC19m7nxpXPB7mBby1nAq8Truqu60rlLn45LW62wN0vCttnboJVLq44zVAOxJ0" +
-        "lTvvO/C6vJYnPLsltDsKauo7+RRNu/bvTTz4Ka27Khrqu2VNtDujfKW7YjrBul6hMrwXs/I715SDujVO+7uHKYw7NCWSO2o0fjuP" +
-        "p4+4C4TVOylnkrvxtUy7jyK0OkhkM7tGSys74dj0u5gdTrtSz1G8B/ygOw2UijoLDgm8kHo5PD+1IjxGhdC7bW2NvOFWCTvSSg28" +
-        "KSCVO1d58DsPYAs8N/ogO5MYjbpIakm7ScgWvC8aGzw9cmi5cVYdOzcPiDtEnYc7ir13vG4L/7sfjBI84l/wun6Uh7s//p07Oi2Q" +
-        "O0BFlTs/pgg8Atlyu33VbLs2IzI82OrUunwBPDs55cc6J9gPPCNtpTsF1OK6lwngO9dbaboo5765RQpDPB2wiDvyFnM7EAVYPGFa" +
-        "hTvtPUy7p3ufOgkP1rpObSU81xyturanqbuKn7k8BxpPPGlAY7vE+Q68brzdubxX+ruCZCe7+NYAPBVDMjwZ7Aq7b8hZu6dS+Lvo" +
-        "ug482x1GOj2ENbwAY0g7D1OyO1rqvTvhxwq8r5+PuwaQLLqhRFq7o9q/u0w6kjsA/0e9/zgbvaU537uXFUg9LOCLuUHelzsuz3I8" +
-        "G3ksO5tFlTvU9os8FVgCvQvJwTyuxaM7KqLnPPeprjzQhLG7S2H6vN3yHb0GDEG6IfXRPFyx5zg9aZS8LWJou9ROCrywS/A7pEzX" +
-        "vA+ww7yM+ms8g/7OPNv3PrujVbI8WArKPClyLb2+bqm9TJwgPBiTmTxv9jE7u9osvF0lTLohflG8jbnQO18O8TomHGO8aJQGu7/8" +
-        "tDxxFfm5S/KLuwb6azxbcUO9M546vYyl2Twx8zM8dC6IPMQAg7lfD2+85aKMvG3nuTvAP1i8KW0VvDvvCDzLS+A8dHd1PFyvzjoI" +
-        "Cui6LOHaum1VSL0mObo8PUQZPPV8ILwcRjW4X+XvOpDpi7s49Mo7QhHHuypFDrw0KLs8MTCAPNuq7TuzOOY7ZL6tu+ufNLzyDK+8" +
-        "eOC0O9oDWTx8kfm60ACku1kWjbuJqZO6S6JZOzLWarxmk447IuqPPN8oUDxBYXA8CTlovAHqKzuMknc7XQ7IvOOFhTw14Tg8I045" +
-        "OtoxJzqCDVC8D84FusBXI7rl0Z68CEOUu7IciDtzfBI84aOZO/BaN7uaCjq8liAzOzpLSLwjkec7RhAwPNF467oRxzK7of+DvI+g" +
-        "pLtmfbe61XNWvM1eiLwXbkI7faPtu2wJ8zsdUNe6mEiLvGWUcbwEEwu81GMGPNcvNzynHIQ7zI3vO/VgRrvG5jW8ixW1ugxk+rvS" +
-        "fQc8/sihOsllsjxYeK475sgSvBmQvjucIKi7coxhPLA12zqgulS75RjqumqF5ztpOjq7fDj8u/wzRzy6FF88ftMTu9yYCLtSWMQ8" +
-        "8boYu7+swrwsyHU7porRu9YC+bvWvvG5H9DsO/yIC7t/5qW89k4uPMjcQjzC2CE885MuPHfXrjvv+la8lXqEuxDF1Ds8OL27tsEv" +
-        "vHXtZbxioXC7Jqy8O5EDzzs+XfU7OIqPvMMbNzyMF7s7VRIAvLpoBbzbMdy6jSiDvHeTWDwTsJY8pq7Gu2H/GLoJFCC8+aQgvCr7" +
-        "4DtGKCw7rZDJul+MTrygow884SSxO6eCarxnUc+7UGu8OvrydbzybTe7sT1gPHl3GbwXwDc8wQTfutq1BjxI5qs7V3oyPALODrwr" +
-        "InE6R9XlOyeml7tPhUk8KiopOwrb67scDYG8e3wPO936rDwq/ho72bu5O/9q1jtcZCQ8e7yjuwyIsDxaXcW8KlWaPP2NETwsuXS8" +
-        "PTgzPch+tToYJbO89UAgvWRlBjxXA108m+W+Oybk7Dw3NSU81siaPC0Oqrw6nfg8FiV2vEA4FTw/bTY7XEJCO+cuDT0Cwk27V0l1" +
-        "vHUHpruGGX+86Rs1PTDBI799w0+/uI/svqcSkT1Y7bq+Zwrxvu1muT88ZoI+Al94P5151r+um4+/VA80v//ZUz3/Kvy+ko3pvxa3" +
-        "oT/Q2Mq/M2QAwDC4n7+dj3E+fA4ZP0fLqD/sxcc/g4CcvyZhPb8H8za/lY+bvvBzr8AripU78yiCwI0jKkAYDnI/cszGPEq46Tzx" +
-        "iRK+g+yQvgMbYr219VG9gGDGPcspsr1qcgw+RmNLPTGjpD25Dqc6vUG3PdzDC77LrqW9vv1XPavFjb8DUpE+/ONmPw7X/T48WaS/" +
-        "cBg7vwjzxL5Sd/A/Sxmlv/oyHj+eZg8/Luzev6qAHD9UaY2/s6PyPiTdiz/flam7HrU/PGotULwWvje9qVKTPPtRET3tKkK6Rg57" +
-        "OlAvHjnPmJc737a2PAHw37vXnFS83lQbvOcztDwjUpE7mAF6uzF2OTu8hpU8gnv6O7h2ADwc/5A7Xp1+O7cngLhzK0U5cXYqu2op" +
-        "2TtMzrC7TcoovNp7BLwObCM88qWUO8QJL7rJhqq8R6VNPEUQ2bvOshi7fYm9u0dMQzxTGvo6Yg+su9MZMLo+PYi8dgD6uxpnkzvj" +
-        "Af07drG7OzXXIDuV5ve5QOGivAaM5Tvtmoi7+iNau+2qgjvCP1c8O8p2OxWVqDwxCPy6xmPoO7lPzbsusjG7egIwOsHXl7vEV3u8" +
-        "CmWKOzKqv7tWlCg7h88wvPPuozpHq+E7uzQAPMVOmLtxGCi8nQMBPFW9KryJC5s7Y37yukRUALzDs+y7vTBNvMQjdrttlZy7r4cY" +
-        "O270j7xr5nu84luHutIFpzuT+TS8GOKPO8igAzxWxJW7uw+nuxwNary1FSu6iV/JuqDSFbwKZ5K8pJDzuuXEB7sl0wy8Yy1su3V4" +
-        "KbywWuu4BILwu1hKljvxnlw7uOGqO7arlDt/yga8TqoWOtVOA7yNzIU7gDGAu/VjqTsxfQO7dzIlvB3VaLp4jDu7fTJPPDSZzrtR" +
-        "ZGa8XXdwO4Y0OzuOJ6W6px4tvIL2PTrNTxq8tE1kPPjlETu8NYO50IcYu6TFCrzmLU85xFpbutdRhTtF3YK6TXszOuKdxbsRPBO8" +
-        "ihzwu7W7FLyPZCw7f/zPu8+8UzsKtkK724b4OAFrPLw6Lki7kNomus7hLDtMS8c6eWUrvDrmEzoM7yC83g5dvEz6Ezzu0DS7vNtz" +
-        "vKUrU7zDi6A7AteZO9uMKLvDaia8q2wPvA3DuzsidyA8+3GdOoc9Grx0KcY7qrIRvO7DobqqAUE7ZbZzOkGkU7vy6fe7p5gePHMi" +
-        "CruPXrw73vcvO/YAhjss8ZY8fS/Fu3+8PLs0j5e6gR9nOqg4JDzqXZm7oI/bO14SRrpD2A87CoXVufF1pjtB9sK7rIDRukc3VjvY" +
-        "qaI7DLAgu76JRbvxgyK8En0/vK9nKrz64Vc7/7jlO31HlLtQcuI6apLWO01wHTyU1ym7RMiCu7F5CzytuB88aZClOszoyDuQRRC8" +
-        "kjumO+pUH7vWkPy6TyViu1r+lbsXt1Q7Si6eOkZzBTxUYCw6EEYcPMDI3LtZeRi6hTCFObEngDuUpfq5OVk4Ojh0E7xEpiO5qvtN" +
-        "PNFx7bnyzH68XsYcvJXMWjqkcc87EVXPOzOQhzunOoU6op0MPEpNibyVGCU87er7O6O9ILsM8bq7AJCkvFF/GLx8x0O7CT+RvJ/F" +
-        "NrliixM7okZdvMff5LscOa26sA3pOjUqADzmDj+8jT+1O4A+rzvMDpA7KBFVvO4bdbyDU5E70MwcusYiTbx3fgg8iLbeOmY56Lu7" +
-        "zJa8qfCAu9JqUjz+CoG8tjqcPOw7m7x1Giw8UMfhPOTLUjt7Qsm4ThiIvHpqdLzgPFQ7tcQJPDXn3zxwHWK8lCf6PPjYPbxevAQ8" +
-        "BEjSvB1dYbxyeg69abRSvKy9mDthoMc7SNK/O+sy7brsvdU7fllTvMhJj7vi6GQ5WH0qum/X9rqiEhM8eGlEvNYv1rvD3HS8pzBz" +
-        "vNpRyriOEc68Mgt8PPWoUTrUqOU8iIKYu1YEojyyz6a6Sn5TuwjENTuowpe74bwJvbmPXLxySjI8DmZkvJ+mt7pmYu477X6rvBDK" +
-        "xzxrDz273HtHvMw1ajyK48w7bunUuzqCqrw2Be67VdZCvHSHPL2sS3s5EhpNOmaxKzyF/Sm8ISFxvNpTIjx+n1M8l+n5OllPkTsY" +
-        "jY07qL6Lu0EM/rtWFb+8YIPru0y9yjt5MOO8VJtyvAdLSrv8bBs8BGdqvL8bGLxNk0K79ZdCPEZiAzwXOI054gm2O+32xDsqfPM7" +
-        "wfIwu71NdLvdxKG7gs/0u6lhNLv0nfI63j8pvLAUp7sN1A87hA6aup6mizwQdmE7DUlJu5mrzruDn4q7wkP7u682NLzF0LA6xEQF" +
-        "vLkmTDzJawk8IPT2unqeHTyjTbO7ch5nO1colzqASZs7OCc2PEPZcDv1cWC84iFHvBUTHzuBrJQ7P/nDO/xkL7yUjjw8ykqAO5S8" +
-        "0zsb/OC7tOu8uloEbTppzXU7BvFyPOXFXryRMZW73YmGvBnr9LsiUDM5pAqyu1IDEbz7JSS8ffTfOyZD+7p9yQe8zWoCPHVPA7xn" +
-        "bBK8bQADPF1i/TuzhLE6aSbpOMna67seWQw7E1poPJfsLrvvX1c7FCoauiUwITwoFJW5aa1UuwVWETzscYO7Tnc9PJn2cLzyS6y7" +
-        "AtGHO36bWDv1/kM8D2M+u4f7RTw2qdA6frCMu7O//Tv8aJ87uGWHvFF7f7uVaAK8LBdFuoxVDDk9Tsw6Me6BvPCgEztWZnG75kwS" +
-        "PPqDBzyvTiW7o931u1Bnkjo8a8A8xd4JvENNZTo5N2q7UNELOzLB+DpRBZE6y1Nwu0UShjuCNpE7zDZrO93cmDvz+nU70+5/OwFW" +
-        "CjyK47O6yD1CO9PwDjtw4268/24IO/9VbTz1ixa7pZ3WukQByDpy0Sa8PbR+PHdRdzzfo6878hUtusBkObzqZZU6NLfXOxHIWTwl" +
-        "k7K6EdoAO2Yq+zswykS8rwdcPPBQSzw8lAk82YSDuxa55rtXyhY6rfVfPNdnuruPWxa81EpGOyG3YbxR0pU8id7/vMV4hrvlYpc8" +
-        "sh3vvIefsjyW1kw8dhQmPF+jVbwYFVy7krcZO7P6DLxWIS88ubVKPPoIZjxHQ5+8dDZcPFRVl7wqt6k+7NOevzWcfD/TgbG+VnIK" +
-        "vgf+ob1g22C/1PRpvnAZJL7jgoi/CNxZPo7Whb984F6/5sqNPwbeZ79tABK/MUz5vkmejT/RLq2/7XTNvzwBd71ZlZQ/0mk2wLuf" +
-        "hT5cWQpAAc7bv3/eOj/bkMS/hRJbPWV7DEBxsH2/ExwTvweVm7uEBr27m6ZSvuXSYb09GxA9cKezvKG9dT3YF4S8DfAGPn8axzuS" +
-        "w8m9iatzvLY2Er5ggcQ8BaPtvVRRYb29bBg/APwZv/1L/b/qdmC/l9LTvcb+nT9cVsi+629nPvY4xz+6TD+/8R1Kvt8JUj/tk4g9" +
-        "9a72vsjlkD0TxjA++rX9PBqwgjrvCCe8hFI8vMJwSTue2rI8A2j2O6oNLTzchXA8LypQvP4qE7xPxpw8ROx+vMIDCDw4LgO8E49e" +
-        "uhiUgDvHsCa7ZuCBPPtwWbpU9JY7uICAu2Hn0ztlZKM8dDibu+qAEDwnzqY7kGwuvByzE7xo+1i7KcH8O9dmszs7nQy7R9zDvHOT" +
-        "Uzzv2xC8YZcpvKhvD7taekA8rGqUPCX0RjsIB4Y7UvuDvJJemrxUBgu8dV6GPE5/jDxcJTK5ooq5u4rjjry72iU8wodNvNu4bryP" +
-        "zYm7ZHSKPBenwDyC48M8q6wAPLgsWjw8oXe8/U0pu9fepTsh9og6Z5KUvIeonDob8Os65WsDPP33M7wtqTW88tmqu7wUCTx+uug7" +
-        "s/ixu7gnkzxRj/y7vEBgu1E427rDFmc7874XOQ1Ox7wSnMO7yBPAO4IagDtL5qW87DirvDYqALzsHOg7mp0fulMxYTyROYc829Mm" +
-        "PDOSg7zM8IS86K28OzTAeDw4xyC8812ovOBhBrzOgOS619Dvu/GNXbz5UKG8JpDPOrXYojlZGP477JwPPOZErTyBEle6VLmru3aa" +
-        "Mzxx8vo7+SlXu/8P4btmtG46gDC2O/aaqLuU+0W8r0RxvEEvTzxYAec7BPE3vF0Wrjuf+pY83jVovLN4H7xlRw081CMau0nhMDtO" +
-        "pc872rsCPLT6GroWQEa7CdeXu8fuI7xvX4U6PzRaPM55MLvdOpm7vwdiPHtQ+rs1HNe6K7rWO/DU4DkfB8g6EoBCu4A7xjsCY6y7" +
-        "SFOGuxPMi7uQqua6rbTYszlRejtgWYO7wwTnu5dDbTuktA07wWgKO905trtLPIy6vJ0UOmcqRztyaxE8Ox2AuxOjEry2a1w6RknS" +
-        "O/i50rvqDrc7pwFGPIMpBzsLhXs8lfpjOz6GzDpUiW87Smg0O9kT8bomfA68lOQbPCs3EDwxqAs8Gmy0O/qrbLwCAY86TTkMPMvx" +
-        "kbsdtJ88KbCYPAncTTt+esS7XAsWPLoPLToBSPs6GIMwvKHyhztU5Tu6YSHxO0HbN7zFAyM6mc9nvBEPkLt95Xu7XgGqO8GkuTwY" +
-        "UzW83k91u7A8Rzx4C548a/YpvOrkFDtpwFQ8kfMVOrkr3TtGJbi7Eqntu1DiP7s1EBI8HQcHO3RVEDyzV0o8twEgvLYUADvVlBU8" +
-        "uPWROx0aOTtryRa88ZoYPPvHJTuGdTQ8KrHyOpX1TzvNnIq7knleOyqUXjwQmXI7CA5/u6QfCbyGui08jVyqO9PeMjx2+s47VMVl" +
-        "OyfT+jtkc7G8JeHOO76OljuEjw07Yn8jvM0tb7wWB0+774yuOi55JrwWEDW7im7AO7khs7kROpc7fUYYvCSDbjuoS1Y8KBfEvJFQ" +
-        "DzxFSnY7Gue1O/rxgLzoEo66HkSGOi3urjsawo07z058PD3ajDuKEZm670IBvGRchjuvdrM8aKPwvNsF5LuoL328hMCBPPgD5zty" +
-        "qF08N8/fPLvQFrxlt108FSkFPIDj7jtm7sA8uJKOvNDihTwx4Ki8GEVFPOJlDL1/sJC8WCQavbtEq7zF19I7AE8LPEDPVTuV/Fk7" +
-        "D6JCO/L9GL34bo68GhNcvPPQAjxzBUE79kASPERDdLxrrCq8iPhmu7LVd7yDHiu8RInPvOxZ1js3D7I7ruGYPCWQRzxloew8Uq8I" +
-        "vG7wGbsLU2q67/0aPDL0+LwRcIy8s3wiO3duUrzejia7rlhwu34XtLz84lc7EfEJO25Vj7up9w88rYUNu5TtU7xYxYm8EmaVOs3c" +
-        "rbqNxVS9nysbvIV707vZfmE77JcvvMUiIrw549G7hOVDPBKVjTsWpA486S2OPBvkJbsvLkK7vhavvFRsCbuxjJQ7zjX1vHaTh7za" +
-        "i0C7huH3OoKG3rv7ghy8YOVpvKTSQDw53Oq7DgW0OiQAFjwbnhs8PRbluqq0frogC1O872eaO+vOjLxn3u47okU7u/CtGLzX7wk8" +
-        "vnxNu5ogKbsdgao8zgw3ODe+T7wYrbq74QhUOym3H7ybdti8G/uPuqqPMDoNvjc8NgmKuqmEqjv8xAy7jocwOxlsETovDTg7QKkq" +
-        "POMeFDvEe3q6aaFyu8FOHTui8vm63ZzRuvJmlTu8bF87z59wPFSbr7vABDK6Yxl5uhkqKzy31um5w2aZu6F2EjxLxDO8iUaPu0zL" +
-        "h7yeNmO8LbdNu6gMjbuum5O7ATuEOmHgZDxiPek7zsQpO/E3rTvhtp+72mc3O9c/4zupEns6uRQJvDfU1zrrzvq6F4Hiu1T3+ztt" +
-        "L0m7pacxO6wfOztUH3w8rEbJOsELezuULMQ86MwbO4L8NTuYN1a8rPuhO0ZsErtL5d66IaaHPFy4HTsv1Bm7k//Nu3l8lTsaYp+7" +
-        "HX0ku2eIiLtcABm7o9ZQOKyx8zv6Gii8eCjIu1mtdLxD0Ge798uAu/ndQLtM9JQ8t2H9u+0J0bpeuU88pzAePAVBgryuVZk7FF8Y" +
-        "PD5GHroVMD87v/S2O/u2HLyU3J27gYHBO0pnCDsFZZc7ynKgO5Aacbts4sU6O/kzu7Dk5Dvqs4U7buYqu2/5kDseHEg61t4DPG2W" +
-        "jDu0js059HXnOryI77v+N2486YwHPJEm2roxQRi8ivmRPJZDgDod2WE8diDqOof4PTyfHVg8OMFbvGmWkDsja0481kgFOxUjILxq" +
-        "fTO8TU4cvIe2Ajw9ets6QFLKu7B6PDw+0eC7OJXzO8cz+rzrhBW8KjkJPYudF70pNYE8P4dLO6YkCDy3+628EqC8ukzEgjwmDt06" +
-        "X1yoPMiTuDtMbLs8cXvgvHERzTyndoi8Z865vtullb/kmHA/XF6rvugrBL9qbEG/DbNuvt2BRr9skuE+saVzv8Plhj5EYdi/f+aP" +
-        "v0oUZj/lsuq/Pj2jvsADGL8gf6k/KnMnwK6LUr9YT16/0Me0vzrgAMBuOHk/kj9Ov6P5xT+blIo+FMuwvRoe6L+9WQ5AFqK+wAr6" +
-        "zL6gY/g7yaahPddykr4kNUU9RTdwvU0Qdr3tGUg9ORoWPYNaET6E1X67PaTTvf4CMr454Au+mT7tPSWr2r22Kly9qPKsP5HRbb+1" +
-        "8gTAl4pfv6fmHT/ysdw/zi3CPYG4Qj/Wx5A/YrrTv5CDmT7LO4Q/IytEPk3Crb+vsJw9vkn9PlsEyzwuYz487yvZvM+Dtrvg6Ni7" +
-        "M9LnO9UCY7xhZgM8/+B9PNnQWbzDi7w7PYrZuAuJB7ze3ys88lASu/Mdtrypp+i6Ws58O/SOLrt4hk66rjXzuNoU/rlMQGS8rF+K" +
-        "usgq97h59527mOxWuzpCBrnbr4a6MXf+OimKC7ylFRg8poN3PDMwDjpYTCi89kAguTWVwzmPeEM6oKecO4uz3ju6ZIC8UuRsvNZD" +
-        "wjvca547zSTXuyDxSbvlLVk8VYDWO0uqlzy/wSO8ZPH3u8eeqbsLqEy6W518uxQqOjyoxRA8oR5JvGx1brwSSKK78hKRPHxK/jv+" +
-        "rrc6D0GDOyjIpTrD4FY7ofpevLb/QDuOhrG6onIWOhzARLxpzI88fL/4O9Wj97xXR328cy1JvL1fjDu4r6S7VQasvF5dIjmOvbS7" +
-        "qWe0Oa0tDjsvBAC7uoJsvA9/IbsZQG47/A8+PD2XQTox07i7EINDPCApQbvJsY+7Z88EvAw3hLuYlBC7QtRbPFYYdrsW0rW7LExY" +
-        "O/jmwLu2Qdi7KNOcOyu8LDw80pC69G4QuzaBvjp7fzC7TU+4OvAl1rtF9IQ6n4jlufOhtjs8GRe8YhaGOli9RTxGvfa74ki5OiXP" +
-        "ijxQLRU84igqvI1Nqzu+dg88W8e3u5xt2Ls2nHy7wyUtO4/hBbyrZeI7VtGcvCAeHbw6jxW6mmW7O2lzjjs/RYs7g6ALOkKnMLxS" +
-        "uFw8PemMPKig5Lsh/1c75euDuiOitzuXbRi8KV3LOjsXJ7xL17S7kG2wOgGSGDuDs9S5N8WVukuWfjvq5IS7TtILPFFSYDxjdbO6" +
-        "/cbCt7AFobqcfA08zCvlu6MFCDy2nCy8JNgSO6+CZLzlRtw69Htuu1k+sbvhU4c7uPY3OtgAYjxK8xU8L6z7utwaMDxwTGw74jGp" +
-        "u+BtZbiAzti661Khu0VpMbx0+Te8hRMEvL+tI7xzABK864YpPEnDyTvpRYc8L+JAvEDRvLslPIO6e90evPLpIbxb0qY6QKuOOzPA" +
-        "G7pUEKA7BA/ZuweJ6jmOjTu7tU/cO/znwrpbiI87Uq6CPPOROrz0nsC7WzmXu4XH/TqFvz07ddMmu/vcybue1Ui8PtgBPH+SbbnY" +
-        "Np87wy8FO8pR0ztxqPA72ieDvBgUsTy7I5G7xGotPHaiALwZmME7uss5utdYnTtfum87OpjZu17jKDxEiya7LfzlOiF4lroMMCI8" +
-        "FOnSuy+087uIXgo83vi1u702Bzzh2sy7z2IkO4asADy8f1A8bpu8u5DPgLw0tJO6yzQDvB9VAbxG8zQ7rNRtuu4K1DrlBR68THK3" +
-        "OgMzWbyX7zc8HGOiOjE4uzt5q2k7nXrJOl4JXrsZ1Ce8ym/bOqOuU7znVgq7y5kTvPKHv7viX567xx5NvIncyzsSqqs7hfu3Oky/" +
-        "VTl5pfI7mrS2u3oJu7vcO8O7Yw4DPIFD7jtkpoc7J9/IPAky+LwTn7a6YJ3uu+lClDszueC7dkYMvdRJWDyEeNo8YywMO3Dtf7uT" +
-        "sps7kZA5POUV/jo2DEw8ZkeNu3S10bqBDmG8vthNu9P+tTykcyu8SiNiO6GRWLxaAaY8xZmzO1+TNjsD6qi76istPCLMxrkor3Q8" +
-        "nThRu1XXnTt+r5282U0UvI0w77uTYYg8U7xzPL57Jjz4yL47DJ6LPGTIu7uMIew6MLb4O8ebxzywiY67iI4XvFxSkLw/uCQ8GhyJ" +
-        "vBYgMrycFDy5b9alPGaqKDsivQe82r10O6eUvzv2yse7hMsyu6emErzPSO875Fa3vHATMbu1Co65r1fIO7WFo7szGNK6N6VNOtw5" +
-        "vztE5C88tPEDvI1ttDqw+Te7WyAzu3Z9CLznz5a7yVePvLTjbbu3N++7daUDO72dPjqoDzO8MQqfvGo66jtbQaw8c3vqO/coh7x2" +
-        "o7G7hEWpOvrk8jqGPQ28urTFu3PJWLx/nn47OodsuriWEjtMpDA7gfi1vJCphrz5peE7n3phPE1k2bsSuQ+6fpixOkoQ6LsPf7U6" +
-        "F0o5vCirCLx/bR68w00CPFeoJ7zOyNs6FTqaOubyXTu7OhA8/mF7PBA4JDywaSA7yit7O4pxozvY44i77L0zuT5rXzsOZFc6kKs6" +
-        "vOKFlzsFc9C7gqQIPJEZ1ztfeQ87ipClu/xRUDwWUGg8/v78OxYRyDuANWw7jU8ZPLTikrull5q85wGrOeItaLpjQys8E22yu79R" +
-        "LzyAjjy8unlZuetmPzwjmtu77q5hPFR/YjztOxA7hpIWPEFlx7uOof07paiHOlCdXLwfcz47/D3SOkU1rzsQX3u704wDvKsoNjtR" +
-        "ByE7zbT7u0q8wTzbGoM8xjgkPCGBkLzAeQM8aY8guzFHobu1KJW8dthLO9NGkbvfYAE8CaXVOmVqbjqIfVy73Xj8O8av4zthhOw7" +
-        "EWeuPAuHGDwXSXC8ALSZu1PW3btLI4U7KVvruxxRZDvTyMW5khuNOo2mfztVhqG7poFcOyH7DLyBqfY7iRhSPHE7srouBn47i3/D" +
-        "u5BlzTzP4bC7cpk4OvGCsLui1wu7gcVuO7kgxbt/XF+6pykzu4trF7vklpC7pN5FPFcGJbsC+6M6yahQO6vW4rtNTcA8hgcvO6Xv" +
-        "t7qP5pg7Qh1uPHcM3To+vUC6uxqbO/QwUbtgLqK7PT6wu1FWbTtUng68H+F+PHYMe7sXo8S85LvoPMgkmzuaQIw8ZlgYPJnRlLpe" +
-        "zYs8qkLkPInSX7xNuXy8PsEyPMsNlLzZT2m7EkhiPNfhTLoy/iw7dW7au9CbGj3QuAs7qLFCPP5k6zwuVxe8y8w7PLV5yL00kEm9" +
-        "qsH/Pji4B7/WPCG/CVkSQCSEBMC64TW/lf4DvxsjFT9R7w/AoPGNPrtidb6U8Tg+N9Q1Pmw5kb+F0UQ++v5LQEv8A8AhVCLAgrOl" +
-        "v3tYQr/DNVO/ebENvw7v9j4O3fs/r/2kwEJ6kT+q2hVA7liIPghuq79V8w2//pz3vcoWjj2JCUm9pfAuPIBJYzz+jd+9G9JLvUf6" +
-        "Lb0a6T49//zMvGx0Lb3IHIG8eF0KvbwexD5YH9y9hDwlu5puIz9UgR8/S3v/vrGgsT/wlUk/vbB4P1jK1L/7iNU/zSCiPgrJST4d" +
-        "fJ8/6WKDv2iH+z5m6mi/86+aPZxdNT/113082U+hO9AHh7uLzMK7BJcSPLJXTDzlBqS7PFs3O9bd6jgMGlI8rAwDPG2BPTvht2Q8" +
-        "Z5Bruz20FTu+5B08b8dRO9aeqLpX2Qo81/5gOjKkgTuUwGM7Rc86vKZ59zsEZhS8Q4KOO5woADzNGGU7pse1ubbxd7r+KDq8shkL" +
-        "OVMqsjwrF+Q7i/LSOB+pB7wT8pA6z8sZPOiF/DpyWx08SnyxvHNb9jt6Fio8bCOnOyRdbzuDgU+5WpaJPKYGsDpVsgI9ErOPvFIk" +
-        "FLxyJgS7CXBNOx/vwrvMN4M7/AShPLx8tbxVllG7qSKGu+xSXjxeYtK6KtJWPI34RTurNla7hehLPKgpUry9XHq7BBT8upFLg7qq" +
-        "e0G8dXNcPDuq8Tt8Gwm9w6LiuwHmabswbwk8kZasumdStbsvWKM6bQyHu+IBfDwFe/u7xq3QOyD2Ibwfhsi7pvaNu/sjQTzmwfc6" +
-        "OjOIvLQ9ejx+Nm06Tjcvu6jG/rs8ZBY8/xlvuFMetDt5QmE8duo+vBQygzzYVQ68ExvwuxYG+7voLZE85zo5O5rDG7xaDRs8kH+T" +
-        "OzwBrzrnOwC7KzE5PIWyirkuGji5usJzOuY1S7s+a5s8hfdCvAmhV7tiVSY7zsL/O3FbGrzzi2G7BOyDPAQ9iDsb0AS7uHklu7ON" +
-        "eDvcAfO71Xr6utKcB7y4w168YrSPPJyYvbkAN/w6M2jCOa2zRzvYlOK6ituxO+y2mjwSC6u7ixkDu8p8z7u+52485YTuuwT+Pjp4" +
-        "Lwc6EpcquZKrszx/E6m6QGWgO+5oorvDppo6sFytujKjXTwlpZA8PJl3O/3LCLyFaSO71waXPGThm7uvNQQ7KWjiOVXs/rpazYA7" +
-        "Ro7oO4qKX7qgbyi7c5O8O4dTDjtPUuo78BqRPCt4Czsrw0o89y6mukK5PblnDqG7obTTumdNcDv2gtq7WHDEO+rUsDrRpEa8yr8J" +
-        "vGzoLzwZ9T48YcRyPMWEVbyW4PI6/bnhutwhE7znZsm5nt9Kuiurv7skKIY8NkAGPCUKKzw+NVU7HhQxO8J0G7yVrDk6xr6rO2bb" +
-        "JzzMut+7xj4CupdVTLxTteA5byAwPNStrbka9j+8PvNiO3ZsOjy9gzg8FdvXO3RZ1TvqTbA79YAnueG4nLvRfTQ8pJCYOn1wLTzw" +
-        "aA67HU2qOnyAijwy2PE73V6EOx25KTz2li48TBXzuk+bbLtkQt45ak2ruqBVPLxv0lU7S75CO6FFGjvRgLY7PYXmuiVisztAs1E8" +
-        "xr8mPA+MPDs+Wxy8Q/sTuxeMOTw28Ls6vnGIO6UXxLuzBY+7uZ5Ruu6XTLs7jMe7UP1YPHLEpzuqSAE8b/jKO/1fOztmfpG7tvu2" +
-        "u8Mu9zuV/3c76P3sOl7KfLmKfqA6tXIwvF+1ILs4yFg7kXBSOy1jVjuclVM7DttQOz+Qubsbbo27ob5su7vefjwVJ7O7skSKPF0H" +
-        "YDzTtNe7vXKEPAOeMbxScnm74T0rvCvH+rsmF3c8mo20PJys9zs9rBE7saQRvFviHDuDwYc8E3WEPDWOVryk+Ja84oJJO5yTrbs7" +
-        "lhE8UeTZu57LkbsR99K6BJDcPAFcJzwsUF88Nma9O4r5lTzWf2c6fvM4POwNg7whfIK7/B0HvRq4QrwFdAC7guwVPIjJOTxL6kA8" +
-        "Z26zO69JgTyukUK56P7QOrkSODyfH188oqYbu9FLtLuPD9K81jLUuy59Cr2neBu8YiwcvL5LgzrO7l28w6b6u9KHJzxBGz47xHCp" +
-        "O50GZ7whl4g6GcxQPG/Tu7yqVGy7E/mCvH2IVjvWCki89u9UuIOzjrzH5NU7WNwsvF1uVLw4e3Y6yaqOOlZoAbsdaii8zEUSOmdY" +
-        "DrwqJzQ69tonPAEepLo8fUE8RbDdu9mAj7zRuQC8UPQDPOZ/W7wC8Uy8nCEWuiy1ZDrFRLM7QpF0vAIKHjvhRaC7ehmBu4NJSjoY" +
-        "DzS8EhlKPDjNd7wdOny8UbvQOq+eMzykP6y8AI5fO4uaEjxAyz+7VtMJu004R7u3LR886lNZvASvAbzHWZ+8q0EvvPT2Fzw2KgM7" +
-        "P+vHOz8H2jmivGK6m3hhvF4Yhbvor3s8F2pQOoC/0boRzc87ISDLO5sNkLt7vmU6JPqxu+NH4ztJgZw85tr6u7AqE7tKyay78bst" +
-        "O9+ukbsexSS7rYWRPCb11Tp//fi7kK1ovFWMVTw7hkM8aMjwO8hvLrx0usA7aE7KuycyxburRgo8npI2vDPGSjxfwWi5wwT3OsbI" +
-        "nzy8dLE4RHA2PL003Luw+Wo7H4ZkPINvUbsacek6Kbvsu7gHvLogkau7T1yiOwXSD7yLgJs8IZtou4A6Pzz/AKi7NYWrO73Bg7uB" +
-        "w2q8rJo2vJ2Q6Tu2/WC84ER6PMarcztbsBe7jcmuux+GSLuh/o+7fHtvO4wBOzzllSC7nQCduxxTe7v+Dhe86DdoO5JhK7unP+S7" +
-        "FkCRvJviFzxdv+O7Ltu/O4zDqztRomS8/c4nu0ITBzq0u3G8b2g/PBWsCrtuXLY8KWT+uvsBBzpxeDO76BwvPJz/87uKwHY8ZT6I" +
-        "uSmabbukUcG7umELvIfDsDtlxGW8zta5uxAvRDtJume753sGPDUDIzw4Wls8EysPPAFDTDxUIAy8QTBWPL/w7TufyyI8JNJYOfSN" +
-        "aLziS6G7/3FvvJahsDsra/85I5BIvNXFlzyI1E48lSvkPCSdLTxXVhu8h049PEPD3jw5vDO887eMOuxc1TsQFZ+8tMXDOYimm7vO" +
-        "LB67k63huINuz7tVRDI9L2kBPPHVujwgxL08eIXfvCMtDjx5VA49ZT+UPsy4kb7oMVw+n0tXv0CmrD8NJsK/yfLxvqEHnb986Rc/" +
-        "f6+Ov/ltEDxspWI+XMpLvq571z2rJae/kz44wGZEt0Cv1vQ+1Ea+v5zpacA3hNE+RTmUPxebXr9r2o6/YyxuQAnt8b/jsbE/7I1Z" +
-        "QHASez/TCV3A7GMHwFaJLL3fpyC8X1eHPeNBCT1tRDA9Cp+ivanRK70gaQK9tOM1vRAoKz6h2QI7enTdvPdax70eFNA+8GSPvWDk" +
-        "oLsUxcm+IzRBvlWbDz+JnP4/rFNJP1Ekcz8p7xHApO+8PRrQ1D52xVi9ID31PvfQRL+pAtM8x4pHv2cM977m+CY/Kqb9O3AHmTyI" +
-        "r3m77uCAOhfDIrwRXIe8E3yXvJwzB72UuAE7gTgFPEq0yzsA6c67oh92PCHCSrsqxLg7bZkTvHrwCLxuzJw7WAWYOiWNHTrlAY+6" +
-        "wOCRuwxlDbidgtE5UUv1OnmrYTu7iPW5D0+RvIYALjxKlls7ruJ2uwWuHDwW+We8O4YfPATFarzVL3o7UO1vuu7Zbbyf2vu6R3Js" +
-        "u7cYcLz12co60CewO6ebnLw5ViI8ivyOPAMzvjyyuyC6tHWFvH7ndbvS2jq8+/uPuvDTCzz7By+8GMmLu3ZUtbt2Rwi95f9RPC3z" +
-        "cbtDLIe7mXN1PMnODDyX0VY8ZPDROtUqoLuDw6+79Bntu1ifGDxKa5u8AtcMvMXoQ7w/yLW7FJMUPOnxpzs64R28hCvDO2gIb7ta" +
-        "Mva647jzuwxcULt4cnC8x77sO8jBQLsRYnS8HPmTu4LQVTp5rSi7QPS4O/dpUjuU2Wk8tmm4uy7mLTuiXsg7nGXJu0gPpjsUcj28" +
-        "qSS1ux9aojuMyhW7MFZlvImIxzsdl727/yZXu/Z8IDyVFyM7XBYgPAFQKTzVt4o8jNFXPGp+BTwJoWE8AFuxvDIIBTuUPBk8AcEH" +
-        "PFEKLbwUhVO8WVuBO3W0VTqahQE8wByuOw9Vpzz25Qc8aOKtPPVoeTyaaPc7KNMeurL2Erzh8wo7CFZuPCFwuDuUcwC7HG5Cu96X" +
-        "irtH1oy6mGkKueT0FLuxGhk8WJwEPEk0kTzFdLU7LxicPHAvB7xI/jq7fpjWO50PsLvbkdc7v/UkO7L6pbu86o+6wL39u5+3kjte" +
-        "FEC6P1IaPJupvTtc/oQ80SITvJqb07t/Mbe6ecU+vM/Sd7sF7S27UxlkO1TKRTyxS8I6VA1/u77vSbtdakO65YVru4Ba3bvsCnC6" +
-        "PYQYPEgslrzlFBE7Ejj2OkiwDDxqlQa705HnOewI0rpTAbY7OXQpvP2BwLtcHZo7iYV5On3pwztTnNE7ImmBO333WLwp9s+7MyPk" +
-        "O5f5ALzcG2g7E5DBO0PRsLsSjYG61pEgOxv0LbooE1u8AqGJO6Lu3jrMKc678N6cu+vj9TvDnDG8kU2au4uG4btnLYs7qhIfvDDl" +
-        "CTzYnL47HCVEu0LChDmgfQe8oEojvMilBTyBtxO5buAKvEgrlzzxiiM8p/+0u7I25rtOPR88uD+sOvaKCLztrOY7L+1+u0WcQzmA" +
-        "3X285K2oOmToEbyJ3Fg8gPGRO16nkbseHEk7uJwVPBESGLwo8si8pk1EO4vuEjs6+/i780HiO4iBCbsSsMY7q0wNO9aEk7yVToO8" +
-        "XpGIu/N/bTp09mU7trMNvAp2/bqZm8G6RR7HvBMqC7zxX4+60tn/uzU+Ajx/5uS6uIMuuz6VlztOPxi818OqOss0pjlLO7W6r2w4" +
-        "PGnuMLsBJCQ8ensYuwcHH7ztVKu6IzhUOlm5rroHGpI8SyxivKpzi7uE0N87m4euvH8CPr0MOcC8idKyOh73tbzXbmC7hlTgO+BS" +
-        "fLx+C9o807doPKVXsrt6IGG6vjXcO/EYUjvzILG8tTwnPORS6Ls2Hn68TjzYOfCfbrxCHxO7iJOKOxkecTuB1EG8A6IlPIJWGzzS" +
-        "L5I7ed34uyRP+rtPUk47dZLMukrFhLxOmR48V0wZPHiz1LsCPo47VpvruwgTyzzpRsq7y5SWuxo6kzyeeUK5s1pxu4LVi7w7/Ae8" +
-        "mbkYPLKX4brmc4w6ygh6vOPM0rt7/mW8afE7vDGY/jsDl9o85M3Lu3NNKTsP9Eq7/ZC/O2omtryjdpi8G5qwu8rtCDpLTMy7zOFb" +
-        "u+psPryvwoE7sVmUvB/iXLvG/vU6+L2ePFLRUbxNyVC7v4YOPD1GL7yaBKY72FctvOnufbn/nr+7Z30bO6GEM7xLiQA5u9efu+qU" +
-        "brtN1C671pweO4epPjyl+7c72erIO/xPdjxc/3c82AKePMdApLxA8Y0796mUumK8mzvKaV87goo+vFOiPDy43JK8DFAGvIyUhDvc" +
-        "53Q8XNIAPN6vjjxrCYc8/ZxpPEPz/zsmn/+6dEi4OwhFsjuvtbg8P7/mO31Gxjl0bAQ7F+AJvJo/xLrWudO6qT3eO+9kJDz1U0c8" +
-        "WI4TPJmrijw9XSG8g/XcO0PdDDwlCw68zRQoO3gwnTpeT8c7gaprOzChlrwOXGQ7PXGhu/XJaTu+fgs8l3WjPHVMjbzWBZS6mTJv" +
-        "O3lMErxy2sw7Rh8ZvEJxDjxkEAc8P7GoO1NUXDwFSjM8hQ6su4E+ljqDB3K8GYxDu5vwjDwj9Au8PR+tO+c+2zuIxpw85e8FPC4A" +
-        "zjvrBtK6pCJMPFqtQ7zsYbA7RaXFujSRdrxN1Co6heQmO4yFhjwnDJO8qDaaumcODbtLRKA7Bj/wOzz3tbrPUDE7JXTOutqkN7sX" +
-        "TU67TKHCO+/T0rsOx4W8FLhnvCN/2bqGJus7gE+FvIrgeDw8BiG8upXeO+mdmrzkK2w4UzRZO79WPbui3Q88ye6BvPzeOzxH5D67" +
-        "woaXvJ0ZA7yCV5M8h5zQOv/Yuzq8K6O7gSfyPA6MdzwLBc28WgBIuj0JgTv8qwm8aq0+vKYWODrixXU6/x2uPJ+f2LuPEoy8imTy" +
-        "O40vzDsWMQi7k6NbvPMQVTxCgyo88/UGvY0sK7vJpsM5sD+2O49BtTxZvdm8vueQvDGjMryYjyY7Et+KuypE27xfJJE7p+cvu7Je" +
-        "W7wwYHe8hZGaPCOhhLxneAe8txrdOzpNO7xQF+o849nHvDRdK721zam8KhZBPNOtJrs16pa8Ex9YPGpSbLx6LBE8Z594vB06hDuc" +
-        "OF298dnbPoWRO7+jD9k9KbgKv+Qlyr14WJs+u6N0vJv2/76AdLG/8/ATP23OFL/mQgS+6uWBP+32ED/frBu/oKdJPnJRuD6osVu/" +
-        "6X2MP4TakUBbr/0/XYtgPcyslT6WtpPAEj95PjbOhj8G1Gg+XP6ZwIcAO8AojaW/ooTIv4FsqsBIu2m+PcIdPVKGsD3NBXY9ikkJ" +
-        "vi+OG74aQKm8ThmFvV0BxroQunc9/yB1ux3EJ75X1sA85huEviu1/rvZJmO9mPozv5sfSL8dJJ8+eraRP+siiD70WwbA6rjFPyc7" +
-        "sbwx0TS/AeHpvrb7Hz4vIUq+ZOOGvhUQOL/+cnO8alpePzmsjbzXmVU8upcqO2xDAT1WbhU8jEPKPCUZeDuJ30K8pvFQPJKfhTxX" +
-        "bAI8mTCyOwWjo7zuV7I8hKPJuwFJdLx9FDS8lQvnO/SwIToqZ6u7wY3rutw6PTtZCnm7bPz0OyafPbvSVrU6iOOru/D1trvw3cA8" +
-        "yiQeO73+gLxOyyU8k3OWvNyCWjul+LC7WWCtupwXEjzom5A7uK2Wus3d47svqpK8v+gfvK7GTLsKgyi8qVB0O+sI4Du9fa08NvQX" +
-        "O+i4h7zE+xS8TN/7uzXPCrzkWgc9cGecOx91aLvnSsy7fj7nvH2l6zjAH2m8HRpwu7U3lzw/bb27H7G8PBdK4LvqNiq8yM+Guw9r" +
-        "WryLzpM7GWRhuwrWTjw1F3u85gYhurKZQjy7rha8+UCnvIanyLsaV/26myVDvA2zG7smOkM7Y1C/vJeKarnbs2u8tiSDvCO2Hzy/" +
-        "DYI8rnNou4NyDTz4mTI7gkxhPNSemLy4liO894s6PNR1MLwOg4Y8CNQLvCYYzLsrr3A7+jlzvOGkybyUb4g8/BKZPEf0lbvfwrY7" +
-        "CJW0OhLdpzwbbBu8hlk7O1gygDyICxo7B1L6PHk7rbyiTvy4k2A5PGvx0rurlmm8sm0uOxp8iTwxqwK8R1crPLTnNzu2yLw8NVPY" +
-        "u19sYjy52t88JGOduoKQmzvekSy8efSNuRXNszuCnGe7EseUu6M1RDyAwJY8DStFvLzVRzypjTE7oyehPFhhfLyeV5o8vhF3PEGW" +
-        "EzzLFjC7VfKBOulBeTuPGLc693AGvKhiizt6veY7RuU+PKk7ZrzKF0I8Ga2cO55xejzSv3a7v+6oPBEJGztWvvW6XhiOu0d/drtK" +
-        "2L85FI0VunnFHLsbnhU805YZPA+bRzzsXwe8++HkO0lWfrtAjZi7wR+yu/OjHDwcvL67C9cVPMcxkLvn3fs7z/3EO0ujazt0TIc6" +
-        "sRk7umroXbvrMOg75bDKuhlrk7njggg8Unkct6HgxromXiK8Byg9PKMRADwx30y8QTSbO6VR1jsBYhY7su/rOs2v0bt2nZw6tv07" +
-        "O9Jr2juWq7C6wqQJvLKtULt9hdu7wj6YvLIubjv8h3O8G1zgOleVJLz9wQI7vOrlO/nmjjtaCTG8N5fFO4LauzslvVo8hf+0Ow2K" +
-        "7LsbIDw8L1B2uzd09btRyG27r4gkPHv0vLv20BO8RHd9PEyALDsvv8K7PG81vBA8MjwclMw7GNOsPDLj4js0Mt673UC3O0uzO7uG" +
-        "Cqe7nvluvGOCn7pJDie7lFX9u511izzHwLW6MFCRPLhLTbq8xQe8Y/HwOy0MO7qDeVQ7UabPO5bei7x8icc7EM02PH2EvrwAzqi8" +
-        "OD+hu4ldZrsRaqg8b1IEvNIhRTwsbeQ7wLv9u0g92DvGF6A6Kmovuw+SLDwPYHK7UY2xOy6IhjwYkEO6gBAPvNXxfLulL/45xEMM" +
-        "PL8Y6rxZzGY8MrQNvOWZHrvacmO9Zlveu4jhwDqx4g+99vnJvHoC9Dtr8T28QLRrPNWBnbszrOu8llIhPP74irzhb1y8olUrvGen" +
-        "LTywTiC6nx6ivPeicDxZxdS7nauxut4Y1Lt1AWY8+ubEOwochbzTTkE8puSOPKe81ju0kGa8eMtAvK7NqTonstS8rZDAPOaKyrs3" +
-        "fic8TAxuO13oJ7wzZI88lu09vOxx/bk05UI7Xt9LvBCkMDwR8+e7lcb7u5zEtTsmDQe8Rg/Qu/HSGTs5YfG7b7gfvJSa0rt+mb08" +
-        "uHXbOmUcF7y63M+6Jfa6vPDKHbwM0+e6kTpZvKS2vry5CVu6BRJBvOxzHbyBBVI87gxsu6b8uTqbUdW75koDPBt1OzyRnKe87hq4" +
-        "vFSSS7lzQWa8EgWZO38qCjziIrm7Ke1/unmDPLwNA6a8m4ojPDCFyzp7O7s7HlJjOxtatjvus4g8cU1tvBVXZbylnfc7qgUjPNgm" +
-        "5Dwv13e8JnPiO/V0/Lp9KQG7RpJdvOZSvztgMA+7mckju0Pc9jsdRoU7f3SNPIDiJ7w/njU8gYF7PMbIWLuLPqk7ZPtzu0dhxzpS" +
-        "2J27w0OjO0OEO7yg2Zo8BSfWO334iTvXeFK7seehu+zgPjz8U2C8Iu01PJkmJDuLfIA8we4TvKdIrTwkxCK6vNWSu2cVL7z0Kqu6" +
-        "2kNAPKfGaTyQ5Vm8AV0Tuu2KcLsAr+w6Q0W/u76xljyeKXe8gLlzuyELXruWWsW6yTy4NshYJ7xY64G7EJcru6v1dTzqUtc7P8+F" +
-        "POuOGLw6YCS6ij4YO3NJ+7uvn7M8jKwLvO9F/Dqkeb22R8uGPKsPwLlM2qE6DR2uu9g9ObzEda+7sHlgOS0slLqb7je8Nw8CPJLR" +
-        "HTrYSuU7VqccvIzfQTuG22Y7PKICvBV+nzvpL5c57WECupd+ILlBNXK8dRkhu/qiNDzJK2g8sUkHu1240bvqmiW8248Lu25sabwv" +
-        "L/2612jJvG7hT7tTGxq8JvnbO4w7cDs8g827ZiPyu/9+2Dt2tqY7GikdPLDhDLyj75e7JPSVPNIRK7zad4m74BCUu1jqhTyZOyO7" +
-        "nOxIvEbKujs6zNM7xbyDvP0Ab7xJvyg8rCuXu7HotTymT0G6dmLCuTB01Tu+IKS8AY0AvDc4r7yJJbU7eB/fuh4bPrzwvfU7xjzY" +
-        "O6fkxTzzXQg7M+pTvL+oery/gUQ6dxjAOn7vDrvL1Ey8cjZTO1SUejwhWfu8QcaovDIiGDuLAv47jX8JPNi04Tso/as7EKOWPOLb" +
-        "XbxDwqa8U3q2vIdZGzwmojw88y2gvBkI0jwk0VE8/8htu85sfrzUqwe8ZbgIvSjnn74AOQK/6uN4vh1crL/n7Qs/lrDivgEj7D6W" +
-        "LwO/S1Oov5Zpxz4acpa/BpuEv8aFhT/kaKE9SsEyPWd0L787dRm/nBNnP+qC0z/QvWk/dgs5QD/w4TwQFRY/lrhiwG58O7/Xvrc/" +
-        "+Jd8P1uUbsBJt52/acJNP0MmSD5XVGnAwxGuvtjH3Dy6D1c903GZvKZA1rxw0zy9s7DvvHs377yCY6I83pvlPYEkmz0Q+Q2+gVfq" +
-        "u2vnkL7sThi9VWYWvbn+UT3f3lm/gyOjPrDMzz//qFS/AtopwI3aCz/9C1S9koEMvzXKAD8M06E+ojPMvWkUDz8sWZK9I7cywHO+" +
-        "nT8HkEe8fXc+vASbaTu9hFw8HwHePHuLrjvd0886D9RkO7ZDmjyiyvI76pD+vB9c/zpXRuW85Fgbuif5n7wMz1m8+lEbu3Z5DzxH" +
-        "AUc7HCTjOXj6DTub9aw7k7B7O8iFQLuYUFK79cisu8y+qDt3Hlo5dokzPFKg6buRzv+7htpJu/k8ejo5L4q8vqzhu2BOCrw436Q6" +
-        "qFUmu4NnBDxz3S68pNJROw9J2DtjQhS8CLMgOihGCzxHTxM7rk+4OtmOjrszBt26VOvvu7/CDTslfYY5TGZmuC/mM7zVj6k7drQu" +
-        "vEoqSbv6Vi86ph4NOwCFlzug0Ss7fY01PNl9wLvg4MG7sjs9u8nzwztLEGI7u1PAuRRrrzuQmi68awHEuRRPhruNlQC77qMdPIc8" +
-        "KrwLQ2Y7R8Hhuk88TzzEiwU8llgWPOZMc7u5cWu6udYDPNdfi7o3h6M74k8KvKJinzuUcMM7uhW8u817eDw4aK27SAk0PJHYQ7wx" +
-        "8SO7/wk4PGU+Czzqp7y7nJQPO4JqmTu5GiO75Mjqu6YdpTps14o7C5gSvPMZTTtmj1c79G9eO78SFTx4sDi8KhsYu7KshjvC/ZQ7" +
-        "NIP8Oo7gb7vvdAg8FtGqunrcADy8+oW5ws1Hu5jZpDqv/h26gdqFOqcCwDuY3Bk6jwqIOPTeCLzQRpM7TwkQvJLsFbyILJ+7SWtu" +
-        "O0NGITyuYYg7osbruieQirtNYGw7fgRvO6cAgDuUiBa4rtSSud/ZkTqAgIY7+lmxueeyFLteuas6W5m+u1im7Dva+pw7jl5QO0M1" +
-        "LTs6sKe7LkzWOx+HfbnaZla7fedwPIJhELwaqQM7sIuEu7YtU7rau3a8IB2gu8Yni7rJgXs6rBFsO71uDbxR7AC7i3vxu5MK/bvA" +
-        "6PU7Z11Sux2z3Tsq/iO7nxrTOiIEqjtJMvu7vkegOtGMnDvPhva6BjMpO9oX97pKvye6tH15O9tZx7uQReG7hBSiO8k/NLvcCdQ5" +
-        "9yPvujcf1ju8rES7S8BEvGkHpbtRVGm74mwVO5h9lLvoz6u74urTuk8X4TmCa+e6T0S2u0DpNDrq3Oy741VguwT017qY0nQ73Sug" +
-        "uTwmv7rjnLi7beEPu9w0jDtd2CG7WJquOpNRnTob4wy8Sepvu2+5rrugnIy7o4CQu9+fVbq8ZdA6XNNCPFmobzuhC4y7JaOWuSI8" +
-        "sDmxLc85TKBnuhSm8Tqbqmi7TOmqu+Z/ebkG39c7i8MYOy9+OrwzKQM7TOc/O0tswLo0tCw8R/Nuuw11zzp/Kx27JIrMOpvKUbxx" +
-        "9o856zduujAtljpL/Ou7YmMau3orjbrMfJq7LdruOzxHpTuPJwQ8A342PDDoojudVYW5pmotO3kVyDt+B0273B8RPExhQLt9P147" +
-        "+oIQvGwHHTx7ck47y18kvL/d7DsVoi66YgY+u0tcRjx9aYo7FlQQPEjbp7xqyPe80DVDvFajGLzAXlO7J2FsOheCxDy7iXk7TdRZ" +
-        "OptXSryU7887AFqnOqCDczwt8LI7jPwCvVGewDof8bO7qHsNvTwy1buTJeO7cm0DvBVWwLuydac8coVhvGCXxDtc4Ko7Q2ElvB38" +
-        "0DtHp3g8ce+PuhQXAjwVSfG7QzG2O8WCrLzP/Fk7c3HVO+BIdrtTKYq7NBgPPFAE8buz86A4rEq8u54nCTyTnCK78Rw9vCnRG7z6" +
-        "tvs7qtURO924fjpwHM+6YvbnOtK8MDtGe0C8+ve3OypHsLovnSg5tckTO+gYOjz5wf47pBLGuxr1jryUdIU6plvHO3E7uTu1gWG6" +
-        "BxIzu5mRlzxmsT47K1akukiVGby/hoi5jMi2u8SVHLseaTM8B2TFu07yq7vTzwQ6fFEzOmRlnzp5py48Xc0PvIhtCTuPyGI8b6ez" +
-        "uzE4Jbzq/zg7ktk6uzpnS7zPC5k67d3aO2LGjTuFYKW7Wd2Zu+ERD7ntOQq8YoKvO7oDNLxst5G7Hi55PA3fhro23DO8XhotO3cd" +
-        "pzuhDZ65zlRyOxl4Ajzs8bU7In9tu7Raozo2tCe88AwBvGytI7sAamG8MNiEu/XtpTsFgz86YDOiuhoEUDtvOLW7dLLOu1LvI7sM" +
-        "Lys7wwFYO5bos7tbxK47c/zHO+dXsLo0iW+6jsaIO5roRzvrq6Y7M12Cu/Hgj7cyPQE88usAvGmUTTug5sk7Jo+vu5LkSDxvOoU7" +
-        "TvBKO47s8btSc7m7qjDdusGu8rvv/Zq7crWIunR777rUM5i7EcEJvKs8jrzq2Dy6pO/vO3Qt3bt5GjA6sxRVuoz1Fry1QM47T/gK" +
-        "vEp6pjueMHs7Td+XOV9U+7pxgwU7bBpAu9k6SrrpnK67bWAQvCPULTxBmwQ6xtIrPDtr9LmtDwk5IL1COyQMoLueMc46EKxnOn34" +
-        "o7vlCDq6cBSAusiysLvL+N674DczvPrqtjkg1yK84DxJvNwjSLro30M7LLiIuz7yhrvnnQ27VboTPOQHrLyauMg7SkiDPI4smzsB" +
-        "ogS898mpu4ShBTxDjXW7iUQHvLQcJLyQmFa7KownOx1Cubro/GG8HRoSvOnDPzyg0gS8kRDpOgxd8Dmdmq27EdE0OwvSaryO6Eo7" +
-        "P7bBu1NShbt0cjG8d+BnPOSoHDu8ZTe8EhGeuwm+6bvedLI7EIyIvKwGtzvsS5m85yZnuXZgIDw11zq8VWhBOkMrEzyyUYM7iRvD" +
-        "unIg3TqdKbO75mRVPEaXFzx3ICQ8RLGEvKlyu7yIVsi6w4wqvdWMGzzuJYG8ALF4vOAYVju1DVY8upjcu8/piTtSNEq8wmv8udOG" +
-        "njzsrCa8SWNTPBUjojsx0tw+hV8NPjyX875YgkrActNIvgFDO77UsmW+jT9bvhBUnb56nSy9RFQGPrGlrT7Dva+/U09aPQlPPz8T" +
-        "ViY/1yjpvyTizD/qYFe+JEl0v3xySEDNA3A/eHMeQBZIDj/4Rns+t5e4PnYABb+XeUu/h+GtPzf1Er9Vc/q+5igWQF5LJb1EJaY9" +
-        "ZXH6vHDVW72d94e8+VCIPaZHaz2rae0+yT0XvgapRb08GYI8+sKUvRrzBT7QVuK9wgMfvSJlCLzRlRK/UFXgPiLISb/CxVc/k8YT" +
-        "v//iLb/cn16+g2ddPp9ChDx36Je/Vn5zPgdadr+hVhO+QgehP/ted7/44xw9lJwYPOfWrTtTZRm8eEZ0uzmTjrpWG8U8t+6ZOszb" +
-        "BTrAWnO6qg5pPK292Ts3T7S8+I1dPJ7iCruSNSS8FJXsu3CN2Dp2vH07rLq+O+MSS7hk7k07k36huDiUbLs57Tu7bFcNvPf4J7qR" +
-        "LJq6awuKOXeXeTsxky68UWTvu3P4BDvtP5U73iF+vKOEjruhqje8TjM5PLi1Gzs74oc8uQClOdngibs6iW48U0eRvJNyhjt/d1g8" +
-        "b+iKumDWkDuIMZU7LQ6BO9zGfby9WDO7C7kJO1WIuTvqyoG7Dy0ZPD8TmjtlzaE6CUWNu+mzoruROCY8O/rPu9TLtDvwfJC7Xjbg" +
-        "O7wE5Ln/Y6g5+hzfuSJaAbvX0+g7jqRCvK7cVTrqNqk6dwbpu1wH3ju2kEO8T6cqPPbrPrzqlDK7dnx2Ox3JcDy2xve67+CZulrn" +
-        "NDyFVxu7qwHuO8ETeLyIq6k7rVk8PIhKkLxHS5A8VbtZvCDWQDwKZIC82nJYvKdogDwiv/o771YKuqRTFrv3efE7RdTeO3lnQztG" +
-        "dRq89kvfO5jduDrbiwW8epxlPD7zTLtJqyo8ZZq+u4x+6buchYE7mJeouv9+mbvqANS7YTShO/S/mjtA3/87FAizOnMoLLyiRIW5" +
-        "h6s+vFSKbTu41fK70I7Eupsd2bsxTjS8bNJZPAa5jbuwT2M5MEECO/dkUrr93Qk8oQkLPGKGcTltMFi8AH8XOzwqHLxmulk7wX8C" +
-        "vM84JbvYvwu6LE4/vClVzjuEEI671xp5O9FcWrl6q5Q7AqpjPPSlqTnjaZ87Qi8lvP4W3jvFs1K82S8eO7uSkrqFYhE7WsgSO2RW" +
-        "QLwL5Ms7t61YvB60IjtsQWA7H+lhO3X6xzlRkEq7IDx2uSzapbvrVs+6+c6dO9BDoDsXqhy811MBOvQ3obtFRJW708jJu0VEBrzc" +
-        "wdY7czpDuz7bkbsitbc71FJDuvhMkLuExui7oYkKOzEpyzq2BoU7ayNmvDa2q7th+DY74pQSvEbNuLlNcI27wrvRulg4EDu+hxa8" +
-        "+nDJuxVNc7sa1dQ628ZDu4ADgjsgRzK7h7l0u3NEUrwPtqQ7P1Ynub54JLu66ai5zBKZu2oj6rslFZg7aQ4FO5DFLDqEMg07ryib" +
-        "u4eRjLt/FgS7KKoFvFcDFrwL7Wi8MkbJO3jEmzuXdge73SOLOg2Q1brDE3e7EY62ulto07sMXM+7pn3/u+ocwDu3rlE791PbO5bj" +
-        "jLu9X+m6K99su7Shbzx8C8i711uNOq6j8juVLu+6MYcuuYX8kDv8q+i74mGQu/ZwiLtLfbE7pGAnu62l2Dp4ylC7gJ6JOqY0NbsS" +
-        "Tsq6R85bu41GLDpSOjY8Zo0SvOmlP7vryjA86Sp7uuN/DroMXri7OLG2O4RlALvtWBs8AmSUO/4wH7u2dg87E9gkvH+1LLpRA1k6" +
-        "jNuZu4UwQjyHMg28/KJLvY9FGLyF0JC7zvpSuyLHCTsccQg8q5YkPJMBtrsICrY7x7I7PPztEry5ULs8AMnLOj4xKbwvsSu8yEpE" +
-        "u+qIU70f2Ji8W3Xou8/bRbwSwUW8RqStPEMsUTx0mfM608wsOxAxRryG15a7oaOcPIK6BbwEqwS8jvHBu+3TNTyw9OK8gBYJvC/G" +
-        "ITsQ3xS80g05vAE/kDwbMAo8jS7qOtrUjbxkLti6DzTLud9MK7xeyJS71O0YPAel1zvCzLU31pU6O+XsSTwkdh47/vAuO8RogTuc" +
-        "88a65SXmuMCberoMONY7ay0eu1u1DDzsmSu810LJu+f94DszRoU8oQTxuht/IDtFeXk8MW65O6FkprtY34u7x5/yO+DRwLsA4aE5" +
-        "wkaUPHLoMTtCJf47jranu/ymozvaOWi7DCm5O6x8MLy6qvM6jkxYPN9p/Dr5OMi7uoxeu/u2oruZWQE7RsGWuzKNYTyV1SW8BPkE" +
-        "O8cXE7vvyq67GuzZOKlYqjqE/ES8F1KVuz9lcDwtszC6d+aLOyAR9Ton3R+6lLFXO9a1BrtfNk48Bx28u/hDwboCiwU8geO+uzWE" +
-        "crqiqpe7lSqAvJiFB7y2oEi7kGe0OfG1HbtsKjo7Da1rvEsAz7qCOuu79OIbPORtKjsSBjU74JuwOxc36rvGMcU7u1BQuvurxrpk" +
-        "GiW5P0yWOyqNEDoW6l88Q9j9Ozm3nrsfVjo8uLUuvJnEkDunNeU7kb70O742qruNpDU7rXC/O5t+XbvPEEC7we42O60iyru6Q547" +
-        "WgqBOxH4ITok3FG8Bc7bO24rr7tPjVQ8JqQvO/MPErwGVmS6PCuQOh04LrVhhZe7H0j6O2AyDLzRlCG6229gO7D7hTyuXha7zM6Q" +
-        "u6Zbh7v1hIQ6dtHAO8/Riru8Zt27tOUMOjoYGbwEQok6YAi6u5S/O7uXZSw7dou9OztYkLuc53A7/Z3xuf0tGLxaSEY8OfOZu4D7" +
-        "lrvrUVC7sj/EuJ2whruZzcs6V80GPAhxvrnVsrO8va8EPJX7OjxL1QI8vH3yuzCOhLtX+bc5qJz1u6LBGrve+a+7TI4OvCMiBDwh" +
-        "mdO7z4w4vE063znMFf07KARgvEXcTzqkrqo7aHnpOuhvrTq/l3a811iFu9gPCzs/UCm8tNREvD44H7stm5A8yynBu1l0trmCSRY8" +
-        "CmnQOvo9vbz/iBC7roH1vJoTzTvA9pg7QUOYuzd0JLwfBAw8pW47vBYoXDx+mwG8sHv7O5Bq0TmvigU7KfbtOwZHb7zskca8lc8G" +
-        "OgO+Pr2LuSu8EAbSu1uSErsTsVO8ioa1PHS5Lrzt8Li7S6e3vGaRsbzDNFc8BheDu3dsIzvMdR47SEPfPPvltD3drB2+Bdo9wDC2" +
-        "Qr5df9q+Uy1/PocbpL3rGb+9UJoaPZ0OBr/wJWw/rVpIv5x3cL5bn6U/qYmOP8wIOb9qlWc/nc+nP6Rt7b7No4BAqqOAv0LnEkAY" +
-        "6Gk+SgekPj74g0BLXOu+k8fVP8KOJj9i3GW/D0DjP4n9FEAt4Y69xwKovDxFAb28+a28ZaypPZGGBL2FRiU9fpoTP8wTAb3b/Yy8" +
-        "6jYHPM8Tvr11m/U7aLmzvWJ0yzw3zhy9KBeSvraXIj9c4c+/9TxyP36OVL+oZLU+x8uEvSS6wL/rr5g+YPeDvzOTCj9A1NW/Tv/d" +
-        "vnmzvj+P2ka/MTdcv3mzkDuvGs27FIOXvF/yrTvAigi7tF9dO3M4rTu6FV88Jn1Fu58q9jsvuFi8Q5+ZvMxJxbuVv+g65zbYO4vj" +
-        "v7t7YAq7Xb5MvHA9pjtazPq7ZFW4u1+4grta5/W75P4SumooSzpxrGq7pQBKO3NWV7sfUCO7CnjGO0SiWzntt0e6sM0hujF6drvQ" +
-        "aQ+7Lv7Mu+leprnerZA7SpCyuqdlVrsXhs88osoru7aPhry+6RE8mP+nu653hLxvRVG7wMq3Owpp0Ds/1Eg8r51FPIiuVLwY0hC5" +
-        "ycMUuz2D/7tXFWg7aox8PFt9kTslaPU6+xFOPHxcv7vmVka8Ls1gvGBx+LsWhSQ75joSPFbRizzQ/jS8WEi5OkoiwrsWIou7UIUD" +
-        "PFbFQLyF8+Y7qDv5u3FEYTulyqO72gxdvAUdibsDMJW6WsrZO/A7+LrbH6A79TkYO9AwPDtyopo7lgOTvBLwlDwC73S7q7lNu9i6" +
-        "w7sSSQU8s4ETO9PnF7xf3uA6rNUfPH6LJjx+U8A6+IBnPH3tLzzALzm8rYXTu4RYKrzQsR46rNpCvNJhDbzikNA7Aru1uOVQmrsz" +
-        "feI6OCRaO3ZSp7upzlI7T3qXttsoPzy7UgU4Akqfut4oJbw9t6K7HwM+u9yD4zkkq3+8eRmQudAgvzu/3GW4opShO/i94zojZ+e6" +
-        "CFqHOyKpYLubETU7srq+O2vFNbtlfgS8mXO0u//zTzu+EQm8N4Z1vLy6Pzudq987kWqdu7bN5zsaN/k6EPORu3mOGzyulmE7H1ee" +
-        "OlAyzTsEJSC7JyxKvAKrALu0t4K7wJFnu+H8jrzZVQG7htPAu6RF0bvqnkq7Q1wBuw+qIzsH2U07y+FXugwws7oWqh46N5v4uEzy" +
-        "HjpKfAm7uUGGu/QMg7x0unq7uQ5EOzTTZzuyrVK7d4MeO6ImNrtf1+i7QAe4u7A+NLw4HfO5g/lQuc4k0DniVbA67cMdvPDJ77qW" +
-        "VsS7CQdTu3a11zkOWxA8HZjmOp+ZJzz/Wo66icUXO6IyALx0O2a67xYCOxjVhrrSL586EOOJOmjQqbskpt06v2sTvG4DtDuKipO6" +
-        "TpT1u3u1T7srW0c8KjC9O3V+xzvoajy8KKSXujPwyTroYrc6ScwIPAIjXLso/ac73JzFuxo8EjwJoIQ66VZEvO7oCLwnqMC7K//o" +
-        "O1m9Lju9jz07YgVFuvZb0Doomko7oyfKOxWOuDuC85S7AcKXO92Wq7tLQc47c+/jO8E80zqMbMq71SmVu5OQ4zqJtFM5MwZdO02s" +
-        "IzxIZBk7+Lufu36CwLu4mnc76Y/IOsL3gToUyMK7uhQGPFT8DLuSwhM8RhMbvIlo7jutYSS5nrIFvEDkBrxSS0Y8+oBtOxbMAjwI" +
-        "+HW6WH7HOgxEd7qP8r47Y5MZvP2Xb7xm7T48nlmWOwM+FLxM4T07WT0sPG8K7buYyRa7uGlbPN98y7xker07aD0xvDSFMjzqIAC7" +
-        "WT5wu+WoDrynFQk8oS6TOyi35zt/oII8ry+EvOJvxbwMYbc80QW9OlkG9Lsfp4476GM1vKmu6LseRhQ8p2ocvADuK7zcEz87HlLW" +
-        "PKewRjsKx4w7aBoQPNJIBr3rB5C82RxYPAy9nDzhO+q7yskQPB8RTzxqLmU8rWUQunGwozq5FZG7g7gWPGigE7vVt+S7gqCJu6QC" +
-        "r7pM+OK85Cqfuz0qOjxKeUE8mcspvOjeBDzpzJI8qN6cOwUBA7t2hli7o3xSvG+G9DkAQpS8+4OIuj17BzqGjKi8sNrCvCWuGTuc" +
-        "/ZU8YnFePIQUwTvTYcw7f3FXOxp2JLyC2x88waCzuijDyLwScYw640fWOoLwCzxJr4e7Si/tOyQ2kbynwTG7ZPrWOM21bjye6cc7" +
-        "v18Jupb/Mjwa5C074a4DvKZpx7v6AEW7qlM8O8KT+7poAbu5fT1JPE5607nyxyS8+qtDOmlVnjst/zy8wzwhPHav+jlunVI7KEeP" +
-        "ue08Jjz7Ejm8lHGzu1QT0DvQbaY61o5NvMIB5Dy85Q07o05AvIuJ6zui6eq7tAqCObvGRDzkdTu8bjINO+2hEjyoXnC7kUx/vOuA" +
-        "c7o+peG7/9BtO125x7s2iRk884qfO4H0bryRoEE81iWGO2jFPLyNPmw79fmLN7ZxTDzvP6Y7K2Dguwizb7x1BHW7YX6XOu8A/jv0" +
-        "/6S8Hcc+PLANNjufuVS7CEVju9x+DruaF3U7zTZOPPXAwjgTWQk7MpFku6qgkDtdfT26oH1iOiM7EzuVd+G7waT7u/Z31rsRQ0U6" +
-        "e3hCvBHgITrw6zc7hCaEuyZixzt1Q127yQt5usvI1bu+RJ67W126O7Eg5bt6iNK7hFtTu+cYEDzW65u7WhGCOyEf2rtcky679Ugk" +
-        "ur622LvpzwW7V3sDulRPPTyjVpk7lggiOvKarbuDNO+6KYWiOr6jA7wLf3U8fVSzvMJlrbt/nJO7M8j2O7aCEDw8UtM7bafBucC/" +
-        "njyVPlM8wVZdu7MP2btXI6m7r6qOu3HZOrzrVHK7ZpmWuvINarsb27675e3Du+RkEbtidbK6vSCUu44Z3Luh45Q84OPfO+QTCDzU" +
-        "8L+6FfdMu7vYULtq8fY6Sn7eOy6ocbsGX4u8CPDCOjmUdzsSF5u7ZaJVvHDP4jpZTvs78J1XPEui1bthenO7YyA3PNMPVDuKkg28" +
-        "BmxGvDqlgjzXz9C7HawMO081t7qu9E47Mdj2u+Nbq7nMte+7G+73uRnveTzdR5a8NlvYO2nz8TuSJ7S7QHHUO+PUrbzL7be7Pu4X" +
-        "PE+I+jsQstW6hkZsO2KUt7vZo5A7vWhou4hF0b4Qpec+7HPFPwVOYD66Xcc+uTPQvfsxDD+jsdI+bqIjv9qdZ772ZZc+DgKRvd/L" +
-        "uT4A6VG+4chqvf4tkL7MyIy+HSXQvZfepj+u5kM+UZOAP3rswr9PylE/fWPXPTyK4j5SuRg+0HGFPz8ONL84P7q/HroVPyNCDj8F" +
-        "m0E/Qjs0PRhgnrxC9Fo92D94vTTV5T0OFv4+E4gdvekonj42tzk8x/MYvAmI27wOOqK8OcaWvfOi8TsE5ja9MFCjPpOEjT17d4g/" +
-        "6WYUv2MJJ7+sjX07NP1QP0c2Yz/tesk+mASEvbJFRD+ej0i+VedyPgd5pb60Cds+6LHYv1pqRr/3iPA8m3r9u1XVmDwV4Ei8G3rW" +
-        "Oq50orsqsIa89Q3Eu678ZrzF6re6UY2oPLtw8Tud5HO8cpv9ujeADDwFqDQ8r5L/u2WtDLyiuxe8Kn0Ru2sSI7yOHRO7UdhevKno" +
-        "CjxSTpc7BY7ju/Lwvjkm1FU77QhSOiOXxjoKNIU7kpADuiF1v7s8zdc6ZBiPvK6fArxsnjA7CzciPDd9kbogfj88g/jJPPvOhTpW" +
-        "75S8rtYsPA5y1rpMwam84NXXOmCi2TuIr5q7i0ATPGz4AbwE5Bm8cgRIujgwUztoksU66yYqPJA7nTwiJLY7ZPIOvLuIxTyunx+8" +
-        "NAhuvOW0YLyXJB+6RfKcu71iDjx4Lyi7ZNFDvNRvHzt6n/E7IfDZujyi+TugTRG8uiPQOlEuDbzr4QM7Aolwu5Y9NLyuLvE7RImA" +
-        "OnK7wbu7Pd87RtoMvNndqLv7toQ74wHiO60ZDry/Jpg8G/v8u5Y6trsJlpS5ItYXO9a1pjlGmNC7hDk1PN7z3jvcFGy7MnKMu0y8" +
-        "mjvLGhY8rDdrvAHAxbpTQFS7NWIyPJ6Cs7uY5UK8j0cVPBmFh7rHNwY7He1/uhHaPzp0Mlu7qyGyuyBhjbuvDFI7Mz6HO5Ur9Tqc" +
-        "Tqc5ln2GO/9rFDzVC1c7pU2KvF1C3DupUvS5VOokO+sOezvtZ7s7lg/MOhbbnrsfvmG7CUM9vINtHTw7DFM7LrTLu0O6xLoMsgQ8" +
-        "Gc59OH2emLyODCg8ZLm7uyi3l7v5DD67VDZwO4atx7sjfAe87+IkPPiOzDkQbbg7iu7jOWAaIrzvyVY7gXnOO0DASrtJO5m8bJuu" +
-        "OzLjcLwSR7y7rDC3u4UIiDl3sdk7T1hIvDcSJzsDZAq88Mqfu9YsrztL5uE7dVrmurFZoTuKGna8njhQvFxb/DtUgXA6bjoKvOpH" +
-        "8rqAPX270P/Iu1iZIrz4Rc+6t9UjvCnVGjwW5eK6JeGxOnMfJrwEY8Y7UVTru/YdvruP5cE7wRMPuzKxoLvmUZ06rebTOg0gjbqs" +
-        "/Ze8gggtuwwqLbx8nx87XyotOdTSDDzFpoW7eiGOukXnz7tXsZ87p72+u/nm5buB9So6FI2WO4b9VDt7h3o6F/zDvL98xjoyAu+7" +
-        "mZqWO7Xk9DvCD1e7laUMPMNRKDtVgOE7wNaCO3gLnjosLoa8xBzFOvdfuTuCisE75pbJO9gAKLwUjxM78Gb7uwHKIzzj0xE6sVqj" +
-        "OtUZJDzF5YM4bZBouyiRDTzCp026yO4PvGvmuDqoy1q7SbIcu6FhgblEuDc74jmBueG5s7tkG/U61jiXu7CjfjsPHwk7K5Gwu0Jj" +
-        "0jt64HY7Dy8MPNIr5LtamiI80nAGvIxunLvgYOM5Fg3TulKduTtspI47IXtzueKxXTtUQGs7OY6jOxT0hLvLWAy8n3poO5whgjvg" +
-        "X0+8kWcXu8neUju8kOK3r2eJuyvx2Lts9KO8KK+pvMNsj7t7l7k6s6dQO2maGLyq3o67g1CJO/EWYTgWA3I8FRggPIy66juJXr68" +
-        "MWcCPXfP4TtFZkG8uaWHPLXypbxpWXu8IBXJPHJ6AzxjxFY8APN/O6TepzxZWhS5M0h/O7TvRTu8gEu8OQ4KvLqmgjyyba48EhF8" +
-        "vB7HqDpMWKQ5gxjzO6HhUTs43008Sj4xPO6Lwjvl0vc6PQJzunpAwLv3Iyk8T0q4vOrITTpWrmQ8K3hZPIFiALxPHEE8dooOvCk3" +
-        "ijrTOZY8HirfOzFq8rpyjCE8ruqpvBeljzv7sY67++qsvHcGhbwNS+g53yrqPA4tfjxJQ2e8Y7wuureRBTtoMo28ZIcvPKh2LTwx" +
-        "ns27/xTCO61UxbpZX+86Pd+PO7xI4bmsqYO8oC0uO2ovozuW0YY8S2XMu8yEojtjdZ077fmMur/XwjvD05E78bPzt8fBEDx1KJa7" +
-        "O16Ouw9kYjyXaIy7FlNbvMrHiLrxZiw8Q2ynu5vlxbuxv5K7Apywu8H0Eru3Pog88EPAu6M6CjzsAwg8F1MeO9i1Brxudcs87IDl" +
-        "O1qZg7vjb704Tb66u+lrqrmbMI67o04nuS34tDrI4Fw78K08PNcWl7ltVvC701spPEtkYbl1MX68cKufPEupwzrVpgq8ubFCOwvR" +
-        "DTwZBg28n+cBvJuDwDtqhBg8ddo3uyj7DrwZ43g4Q3j2OtC0FzsfNqM7FV15vDbgmTxZJIy6ojyIO3SwgLw8Hug7mooEPAv3KLx6" +
-        "eGA72mjAu5kL9LubsB48p31pugxunjuYcIq7btRpvO8oPbw3pbc7wQgDu7XKZbv8Kk27HIgOPJcW+jq2IyW85DdrvB77G7ysNac7" +
-        "FTh0O4UxGjxgdUA7rGkrNw/YPLrJUwc8GNocPD0CQrveJEW7BqKvOkPGBjxZo341UxR/vNvNsLvXdA47ShuquslhgDnpfCo8fi/k" +
-        "u36CvDs6NW+8qiGSPDkc/jlRD9W7N8pUuxQwOTytjF88sncmPE/ThLwOpns8SxAIu2BUwDu9kgE7U6UEO7tIarn3fqU7UgtJO0uY" +
-        "5ztOt4M7pbThu6v8ODs3jCU8p9HGurFcmDvw4su7WsnBO4GDz7vVjxq6/mXUuAzQDjyoB4g8jntdO3AWwDsQjeU7Hoi2u6CP6Do0" +
-        "qZI8ELsLuyRczbtgQWk7NIA3PEWXJzxLCK+8UUCeuyTzcjyzUzU8hcH8Os0Ezzo9zLA7+QE1PMb/jDthdAa8trOePHTSyrwKRmc5" +
-        "OEB2uxC28TttdSA8UzO3vHR8tDujbbk7A4iFPFE3ibvzTX28Qv0IvFczTjzyO8a71cDCvF8wMzw3MP+7dPa+u4k2Mzs8OUG/2z+G" +
-        "PQ9NMz5du/Q+qXUWP3/CLD8CpPI9rXwjP7YlK79Sq+q+oBz4PsVowb0am2E+x2JIPoZ92z1pX1Q8fjJBP0JEpz1AQJk+bZ1BvySr" +
-        "O0AQiQu8O1hnv+l7aj4f6uU+ZHyZP0S4ij9Yaxo/8hNDPt9QhD03lOU/H3tUvimAUDwEkKU9B4JNvt8yj71ptWw+VIIiP3uvfDzQ" +
-        "RZs+nnfRPO9/fT293BO8f5eEO79OU7yLgoK94Y0fvAGotj6kHbg/HMP9Pu04ZT8GKZI+7Yu1vT/2iz6TRcc/Hc5FPjxMLj5KLY8/" +
-        "MprdvknVPT9E0+i+fv0zP2mlCMD1skO/vFqXO+qhkDvV6RM8oVL2uyX/5jwAszc8iT3quwWpEDx/aYS70+VCvFXeijxnH1A8jGFj" +
-        "Ok1t1zvuM6o8QCahPIX9arzxaW67SjOrO1hr9LozjKs7CIUiuTXjwzt1UAE7E36eutXOHzzpmhy597eSu3u4pjs4jL664+IAvIKV" +
-        "6rsNtT+86a97O9Zw/boBjzO81guAPGN6vbtQhWG74ybKuyF6FDwwlwi8kGACPGyMg7iQSTG7Dj6aOZuROzzT5Qc7pKrRunKN7TuA" +
-        "AjY8XXXNvFn5KTw7Fya8L+M1OzFwEjwbOTq6wkyNuzCDRjtULFA8URPNu9avKbyLHs66vh2/OrbC+LvGgro5298FO7neNbur16u7" +
-        "TUU5vNQjtrs5QvY799slu1l/8LrvwEe7M2aTPMyUCLyp6FO6xvEOPAuQkbunVaS8pbo5vGxxELs0tvi6GjxcPE8iCry1+Qu7SDa9" +
-        "u7LkFrsVvqs6+DdcOyv9bTvaCDa8pw4Bu1yZqTwnkww86g7Muyie/rsyqxQ8zAe1OkuKMzxulgO8Ja4RvARto7uCcN67UWcou+PM" +
-        "mTuG14+27vLbuXwxsLqhErU6kwNuu/Lnybuhmmy7DWuxut84gLsK5FE8dkUovKEScjsaFti7bKPCO5v/DDsKo5M7Do4hvIf91Lp6" +
-        "QLg7WQzYO683GDuU3EE6HzsAO1r1fLtQrrQ725EZPAAlM7y4J3g7jUj8u8Ny+DoK1UC7EsTZOzqmVbzCtli6ZCWUODtBgrvJMoA6" +
-        "joQHOy1nEzzd+qE7/+GAucBIvzuJrpi8DnWUOg6q8Lu/CC482xG1OtgBJDzUkWu7OUL3O6imkTual8i7bekXO+0Y1zt66FM7j3sk" +
-        "O5V9dbsoP0y7S4usuuwrsrtYDGA7ZlYHvEtv37tZdoU7nkQRvFCKNzzxkXq8zJ9CvITsRrvsR247MVIku/L1ArsLOMo7RQh5OSgL" +
-        "EDs7b+e7cT8MPJW7oLjwFGU7DudyO5ipPDg9hK07elYXvAav8LtQPQW7x+8LPCR9i7t4AYI5zphIO3RqNLyPi485B4dYu+AjIDuf" +
-        "4Eo6hW0pvP7Y9jslSHA7RaG3Oltau7u0sBe8r6vMOrFNIzyOod071JvhOpm2rzvrng87woruuyrw9juQmHi7gD/nOzj7wrlu6oQ5" +
-        "2Y2COUzmEru9ZQe8lo7zulrBgjuYNaA76JSluyxk0rsU37C7wow4vBtxZbn+l1a77/Kbu9EbHrtgPkQ7oocQPLAnVDsQlRM8qJOs" +
-        "OY8SMLvvV6C7eDQFPLhwJTo26pE6W0y3uiFDg7wkJJu7ligXu6UY7Lvx4CU79iigOoy0gLqLLIG71KR+u40+Yjs+Cnu5sl0Zu/CG" +
-        "wjsERxM8szamuzCudDs8NA68wrDGu6CRgDvr/Ow6EdcRuXNfo7vYYm07WQXfu+R66bvzk7w73IuIO8DfB7v8Fte7um5EO9YDizwu" +
-        "GA28CY9EuwARNDznGmI6G3vSuwBbnbz8Zlu8MkqOuW70c7zQSNU8dBJvuo6FDbyjj8Q7D34WPKgVtDsHTi67X98+u5ASUzwKkq66" +
-        "UEe6PB+/HjyPPwc8JOIRvMwf8DtpLmS8SEyYPMwi/7tKEzs8YEFFPJwaSDvCRhy7zt1oO1VJQ7wlMH88E0X0uxdplDsgcIe7s5/E" +
-        "u7ILLjyFh4U8YJ91OziDhLtLtTK8ttaNPJT8ljxCMIq7JaV7O8QvR7tuUqc7pF6vO1WPJbu7tg68eCo6OysxNbtbBBs8WpHjO0bL" +
-        "IrtGmQW8m7GGOnypzzt20Ec7RsYDvIjfybt82EM8sxvZO3GbvjtvPW65yL2hO2WgmbtzzfE5P6ilPJ+81jnsQnU6pkKRvN3H8zsy" +
-        "+e47m45sPFdgEDueuDe8kOPEui32KzwwP5s7swCZu1LuLbx8jea74k1Fuc/BzjpC5x663yUMu33lJLq1L8M7EzunulBpCjuJur+5" +
-        "T8RLO69M67ldsrS75g1LO/P4ATtaHcu7uTY0vDaPr7qZSjq7AZUjurcuHLzdgU+8QcauO+myeTsdhAM8sErEOpGPpLpc84C7YEMf" +
-        "u8klpjvJLqs7kjMOvD28lby0i4q6XJKLuyE03TtS0Sa8zzL8uz5KDDq+uSS7KhKAPJ45kruwTFA5HhasO0sXwrueKQ27VgRHu5UQ" +
-        "tbsQ9SW8LTSLPPTIQLohGQ88LiPVu7CwsDsa14o7FnZ5vC9s2DkYh0G8NEa1u6OAFTsASh68i6pTOg9YMLxlvay79sVGOmNg2jva" +
-        "/IQ7syNuu84zKLwIleQ7FJwhu4URCLxvwd0774nfu7Qb9rsxRLc7VCF5OhZNDjwbelQ6dZA/vKDJAjxQiai6paJkOw5NBzuZfcq7" +
-        "wGEDPCftsrtAqt27zisHPFuUAjzlCZy7jAmIO+zFdDvx7DU74xc9vMfhF7vHDTc8VVh1O0GgWDr9Yge7zPi6O94zYrt5yJk6+7KM" +
-        "u96xMjpyzrQ7rTPfuWibGTkJzYy7IgPTuhpHqbtuORS8ACatO7GijzoGdrS44SJAPB4jOjuZq727bWkfvLD9czrtSC68iiWutxcq" +
-        "w7tTXTi7LmxhvBYjDby3C4m6bjgJvCWlHbtXXKa7etbRO/pDijtNmcY7Uod6POOWebz1mRK8MiCBvGelFDsit6o7JmEmPB5MRbyJ" +
-        "/HG8tEErO/1KXDzYf5O8wunqu1iHTbz0CAM8mQ2VO3I2hjy81Zu7mjO7u5dkBDyCG9Y82XDNO+ziCjtC18w7ikMOvB1ynTxapqc8" +
-        "Dwc4u4RymLyZvze9uzugu8QFcbyvsQI9OThsO8EDjruIq8u7SMWivpW4Rz8BysU+U2FOvyFtYT+tgds9m58KPxgmPb+KyGi/WD8K" +
-        "P0CWEz0CtAe/WN++PfXRgr5GinM+H6ebvwSnt7+NH7u/QV9Pv/5GYcDPi7i/RKysv5QA9T/CU0y/lacEv7OhY79i9QM+kSJEwBJb" +
-        "az+RDfq/ljA+wAs9DT9qG4E9B8XEPF7NE7/5ZpY9RBM4vG+/nb3vq46848unO2bjET2j5cW9wRw9P84nobzJ2AE90md5vvvmkTxc" +
-        "SSg92OAbQCAP/D4TcuO+nY3Cvp5Ox7/dLgO+jeJMvsTYRT5JCao+A+xZPqHoy74Wg0K+Xrxyv1VhR79xnp6/IHVev6INTjwCeXM8" +
-        "NbybvMEcMDyxCKa7i0dGPK3+jjs4A4q8gP5yuq3iHLu3KZU66kL5vLnYmjrrXJO8gu1bvJAYKzyZ1JW7tJiOuzudnTuXQTE7261Y" +
-        "O48x1DtSoK87n4iEO3qlOLs87+E7ZgXVu3Et7btFYcU752z4u2110rpuQb27dEtOvAKaCbvqag28nWgKvIZCIzxDySM7xi2KO1j4" +
-        "Czto6iA7/rKbu/PuOzyInwA7Eg+4O1Tt5Lr91S08rxIYvLvHe7zqcig8IvGUO4Lep7zdcr67MMoJPI6n0zqXBAM8/jHTunsoWbvX" +
-        "fEA8WZl3PNWIo7tvHLm75WVBuz+VvDpLdOC7ACjFO9up0zvmmr67665EvMeUpDujKAa8xTOLPDKSvbtG6gE7HIAiuseTZzyLDYC7" +
-        "iIRku4beFTwJYFG6LYSqvO4rI7xEcZm6xASFu36BcjwSCiE7gWMFvKWcvjovqta7/jyxOwHDwzvpwHg82/mZu+vxSTo7t8o8Amb2" +
-        "OKWr+rt8Nue7bGgnOqeXxzoKHPA7yTzgOndi3rvDkkK7EZ4vvGBKBzyAhKk7O2xfPOaI3Dtal6U7d/dWPHLsfLlMbzy8H9LUu7R/" +
-        "tLqXhd67FSvaOyv+QDo8rim71ztAvHHwWrr8CJw7jgUyukd8mbuq/J47qi5nO5NcBTzWLQk7/9euOhlaGDoQtYu7Eae6OxWNWDyf" +
-        "4bE75YrxOxvg7LscQ4G7YZmaOwW1Ibtvd8o6N87LOs/o4btuCkU8etXEOucFUTt/OBk83+xHO/K98jta1Y08R7w9u7lSgDs+Te27" +
-        "wVcYO/toSzpeToG5vclQOgR4OTw7xQu7NGD6uv7lyjunqr27r3+Fu29m17rgVU47PXSBuwj8nDpuVls7Km1TOdyFCLt93UQ5kGaW" +
-        "u9s23rtZSiw8VtKJuxl5DbyVJJi7a0AzO42dwrvXyxW7ML09PLj0ujqthEY8RlvbO28ONjus5Le6hFDFOYRwD7zwaFu7LcCRO7OZ" +
-        "cLsz60y7K8nsOGJbXjwfY5Q7tYRxO0ZHcDseyEi7gPDmO5Ax1DpY75g7gi5IO3fya7kEkJq7ZO40PBjEGzwIvIW7g1s9OaSF2DtP" +
-        "UhA86bCNutuHU7u5yH87at+su3ajJjzSfRE81GpmOeBik7pNF4G7zie1OxqE+TpvimU8VCCZu706urqQNqE2WvsXPB0ppLuD9mq7" +
-        "gY2Mu4u6LbwW1SM8bPHBu7HR37pdB+g6xUjIO6PbxjsPJwI8ZqguPKdIZDrrZQI8IhX1OvbydjwWqwM8Bo4zu76ALjzv/hC8e5LF" +
-        "Ogt3kTtP6re76lXIO39jpzoojRy7pNeDO5CgKDuico84NavDuziJDTzNXWY8DHQgPEwujbsMKys8+34NvHOjMrqe8Us7mj5aOoIU" +
-        "d7rhXBQ7sEemu6wkjrvGzrS79L0cO2X7IDyCfPy6Qza5Ol76lLvJzS48QQiJPPXj4Tn8zrc8kz6sPPDx+DlUbj+8cASPvCqAy7uw" +
-        "Rwe8roDkPDyc9rsk2wQ68hOsu6BuKzzjoBo8xZaPvKEfljvBnQC8gQyRu2f0hDyHHfM6x3Fmu4j/y7yaLrg7aX3YO8P5wTwx4R28" +
-        "kFtLPF23djs7SEa8/mBZu4KatTk6lqi8clN1PBNxVjwDYhM8K0W7O+DzprryRXq6YkjZO0hsjzx2R567AtSNu+wBtDw/ODY6tRKe" +
-        "vOj6TDz+/zm8u4SmugRoSDs0tFU8iVeiuYhD7ToyY5U7MgG8uw/UbjojqII8ch7xuxQXD7sOMDk80eHVO97kHrzj03S69mrOOwFJ" +
-        "qbs8Ia86RWifO5EkaTv+2F07YnRNvIzVKzx+03w6gv+SPPuee7znyY+7lOmpOwXpfDt8iqW7QzuZuzjVWbuNaE88fzADOusQwjv7" +
-        "GCG6ZVWhO8xvhbukhDc8V7oau2nhTjw0YcO71XJVPCy7xTsW/QO3ZHC+uwpUITv5JIO7z2w/u36+HTuqLtY7jEMZPDsT0rv9J7i7" +
-        "0AHAO3UsS7qIOdq5KGuFu86RnTwlzXY7eLCuOwwNIzxEir27SBtrvNHjODuTtRO7euerOzwYmzv9p7+79J/ZOuefFTw78ZU7tHmR" +
-        "O9AQvbtCI7S7ub1gPHHyBjyw0h+7o0TmO/Vzyrt5uQm7wkpRO+IVcbsI5+E7Bxusu0m6Kjs6NR26odGDO/GerrvACp48dRcburR4" +
-        "xrsFFle7039evMG/I7xJJ0A8SynOu8Fj1zt2g7g788uzO7w1ybvhF7K73yACvAkvVLxEPG47rFFYPGf097sPckK8QtaQO9LoKbzD" +
-        "LIm7F9RcOnrK9Lu2dkM8EdIEO+FxgzsfyX48lzMqPExWY7y0FAa8+ickO0aD6jvfDHC7BMTFOvx3ozt+giG8/Y6Xu9f2QTuypP86" +
-        "R4a6OzIIGDvZ9Ho8GXl4PN6x7zttspU7XUX6u7pmlDu+Evg7sTM2PENkPrsBgQU7B2blOSjtGzwkxsc76GX5OgqOJzsmYB06NQAW" +
-        "PDaT9juCcqy7+RQLPDI4W7ova086SwtzO0uXFbzMDD88q1ljvItK3rpn55A7TxviO6hqiLsxIBa7dpmju7nhJLxNniY8hetMvMZT" +
-        "FjxRfNi7tdh5OmCrUjwvUzG8Y0QEPAnuALxkZ747p7jQOwu9dTskVE084aDMuy3DSDw9mZk8CEWGvAls4zn/N6q8jqdCuhMmZzzx" +
-        "ZeU8MOTzu5zEh7wtJ7u7b+PiPIqclTpIfbu6SYgtPGbKiLsESR48z2KbPPw5oTuL4cC8bqF4vHVNYbyLH6w5HzjcPLrgrbvHgFc8" +
-        "ssg8vHEROb8vajM/QEXqPmIubr9CDZk/Zz3GPmCZsD6DLDK+swZPv+v1pT7sTyM/J60dvsiMWz7m54g9boViP18ZzL+LcpO/d1ms" +
-        "v+IIrL83OAC/Ol1owASipz4rgBtArJgKwCLNyD+k9s49FzC6vh977r/RX2c/ekEPwKeFtj6Y2+a9YuH7PKpKGr1tDCa/V0EfPjKC" +
-        "nTtJHwG7RwaDO1FdyDyttZo9g+E4vQZKsT7NsC8+XgH5vIP+GL6L4Is9kOWdO9oCNUDRPHs/BZyXvp90ez4PjAbAbCxyvokciD6L" +
-        "XdS+kNF3Pp7vEj5OAYW/296Av4pGU7/6wZS/c2thv8YR076zApk8Um/Cu0olfrzihIo7RYAgvKnUmTxydpE70XOGuTeW3To645q8" +
-        "Kb/IOzMNQbyvJWU8L5m4u1n6/jsj7Oe6VDybQF4mhj+xWyNAiP0gP1aEYUAIUr4/sKeMP7VprT9wze/AF6JiQCMqncBSFibAVXlV" +
-        "wHG/y8BOaqrAaFebQN1BaMCq/K/AXlNhQIe2u8Dh5XfAOUZaPzZd1cDeVvrAr+F/wEfvC8BnoSpAsQ4iwFx648CmaSc/HCERvY7f" +
-        "DsBhYIPAuyY1QL8qhr/cLoK/VYVHP3ec2cC31o89J49CwKzPOUAYKy/AieKaQC9BDcB9eSFAyKDfP7Bp5j6qIgzB3GedwIaweUAj" +
-        "FDJAG2pYvxFpy7+R90TAfzBrP5E1M79tMAI/JHLkQDLELEB30yzADWtWv7eQkUBKWT5AVmQiQGoV+T5B3R/AFZtFQJU2rL/0jiI/" +
-        "4NscwF7iz0C9wxQ/v3waQPELKEBgS7s/xg/OPwInIL84JbFAAoQAPjJlLEAiXJ8/qAS8QNU0DsC/T6TATAulPo1Fy0Dt4c+/8lL9" +
-        "QJ/trj78yeFAJHygv+HXeUD/YgdAfowfQGoNmUDw1IDASdihP7BjCr1sJMo/hXguQLo5GUBo8/q/4EJewHXiz75EFXPAD/2fP2Ye" +
-        "s8BVn6FAWVO7vXhls78N+UBA+1MjwOLbpsBpMN2+Rxa9v8u7qD9twCLAcRFvwEIadcAVaUVAnd/lvzvaysAwti+/R3UpwHJWDr9F" +
-        "k8C/JStiv9zJyr9fmb2/Y8TVu0XyBEDpzBU/UIEMQPsZDcA+U4K/6pxuvw0JAT90j6Y/tVQHQEEzQUAHdEhA5yy9v9sCdkDIXww/" +
-        "KqjOPsjCcr6YxXC9uZv5vqsXIT4WvOM8G/YkPXei8j3jq5O9ayoFvuK3wzu96ey+kHQhPnx5nD32WtY+JpmdvWhLpr4NsRC+74zV" +
-        "Pu5BGD6LKG49Z8L9vaRY8D3R/oI+/JX8vT4uiD0KgZw9GQAvvNUJHj62mPy9vfMFP8eJEj+Ku4M+FLMPvaep270y98g+x14HvQ1a" +
-        "sT5PpE497ZQIv/dO0D1JxqM+kmgdvm8ZAL+npqE+fX8MPvHfIL4U0Fu9wt6rPSLpLj7d34o+d4S9vShYAz817xI+pVMZPtKW/b3H" +
-        "XYY9A2/gvTpvZT4m2ZQ9KjWsPaFYk75GF4Y8z5JgvVF1I76PRUS/0s+gvPSldb6i08g9d6hXvWU74b5y2yM+Qbd/Pcl7ib6P5Z++" +
-        "6cKTvXILtr3k5/Y8L8/VPWPOyb6JAkG+70Jrvs6HAr4/UJe+OeLgPRbWMr4gRGq+kbGqveo6gLyIqjS+lWUJvtgxeb23kju+pXGf" +
-        "PnKmXj5wGZe+nWmlufQrF79s5VG+6DcFvo+G+b1O4IW9SJIovntLZr1YvVS+RnVtvUZdEL+dDyW+zoIUvow1uT5HapO+Y0e2vrjM" +
-        "571gnsW9XyQUvol8uD0ghb69DaqAO9/a2rs7CmW+9M/TvjLvqL54ngE+TpBtvrrpGL3vhhU//XwvPdQkfLw+0Em+O0aePCzGTT4J" +
-        "CHg+jgVBPiabOT2msja9XC0MPhUNlb3RQbM+j5KKvMlYC74P5Ay+on7JPipEuD1zbLA8kuKFPmkHyD5WK/U9SFqbPl/tOT4Hrxw8" +
-        "CFHPPntihrzY742+zRhtPrYMRz5V0Ek+pm+xPpg+f74z6Qq+9sqMPvnGpD3rSH+9MbMyPmF42759R3o9BBoGPpFdyL0Le6S+QvYM" +
-        "vyLKsz6dC6K9/2y/vvrzsT5yfki9jIOxvgV8hT71Mq+8sC1aPqp73L6Onbg+bUemvG1CtL2Uxd88xGQav+pZO74YBoq+WqRmvlCv" +
-        "OT/id/W9FDBQPjtMRj7Kg0G+vaXIPKKvQD5vFjI+bYNDPSpYWDzAgX++NXUuvCAmh7ycNZq+COvOvOyz0z3POUI9fKGvPCrFwz1t" +
-        "Lxi/bldnPgEEKD6211U91QUrvkV3iz5ejvk8asqAvUVGHL4lP6Q91xmbvaMHOr7mmwC+zNyaPc7Pub6KwFA+esxsPky5fT65tGm8" +
-        "0v0EvTD0n71TeIk+87LzvVJHWL45R02+Bg7LvRO9Ez+Z6jy9gE2Hu2/TEj8gHaY9soNGvgGbUjv8UoO7nWMLPm/VxL2BYr894dIU" +
-        "vhal2L2a3Wo+iIArPRQ17r2y0oe+5S51PtRLvT5u+IE9ctB0OXlYAz4G7fa9O9ufvkqQTz625FA+DWekvjc/vT18Tug9f251vW1l" +
-        "Pr4JsW0+zrQ0PhBfSb4Szde9n3hmPucvGj6gzRO9hvKXPjnM4L0+y6o9IsSRPofhYj7mtgy+TvGEPleHm7quvaQ+iTSBPiPYtD53" +
-        "xUc+YaOWPlTolTxKkSC9OZkPvZGA5z1KSI4+3HlTPs346T5NiXQ+84kVPr7nhj6J81e5l8zLvT0LBb5yXZc+xiWvOxHZmj63u4I9" +
-        "Y3kfPr2FzL4ANKM9mNHRPjbUQb7yIqu9Fq6nPmo4U75WP0++rUgivktmCL0t8xe+qcyvvtzaebt5qJK+N65bPjZAUT70Wnk+ioBb" +
-        "Pv1lPb48N6E93IC3vmlEQb08xxi+RwC4vh7zHL0K6yQ9deuBvswFFr3fMCu+F73TvQ00IT1KFBi+ksD4PR91YT376JS+0jU8vu1b" +
-        "Nj618WO+6H7aPVyBAz69mwc8DLYqvc49kDzH8VQ+nGfUvvmkED8Z+8Y9wAX7vd9sYj7NiM8+4V06Plk3sbuR2G69mj9yPlImL75x" +
-        "n0I+gmFNviZ8Mr25wr49tGlIvoZ4gz3zReg8qnVRvgk+Lj3EYoW+TXQavm0wF768IUy+NqeNPkGc5b1HT2W++j01PhbS677iMcI9" +
-        "bHFxvZ/2Fz4obcS9pHkYPqaEgD7OtDC+P2gBPQLlwz5BRgQ+IPEtP1jCRT7n1RQ+c9qXPuDvrb3BGAW+rULCPM6YPT46KQi+NZ2+" +
-        "vmzBTL7nrZS9OVViPqeQtb59EZm+H53YvbdusT3f42M+rSG1PqhSkL6jKxo/S7aVPkRhKL4+g8O9F4DvPVUmrbyJb429b6s/Pkwb" +
-        "eD7OAKS+BOnoPuEdDj26dV4+uvLEPVxmAT4HcHu9BGuxPmuodr41qIC82SsUvlKsrr6se9y+XHEtvtUufr5RkZs+3LLQPV1vFr1E" +
-        "7X8+Yu1SvqjJL74AbJG+jGWCOm9U+r6WSv098W9kvogFwT2Lo8m+l6NAPv556b7Buku+InaDPqLRyD6/tOi9UM7Gvs/F6z725rW8" +
-        "ocQZu9vICz6kHkS+bUZlvZ0c4L1NTYS++8T1Pnotp750dIo+o8wYP77Xnb5+GuE9UoEyP0eDnL4neAK+Gu4KPcQcH71ggb++VhMc" +
-        "vknLsL7b9ww9EvW3vB4Xgb5tvP+9PG94vv9orj10fB6+tmCGvn5ger7Mdwa95+yBPP2cUz0M67C9X7cHPz4kn74aKoa+Mzpzvffb" +
-        "fb6lOVM9/bzIvbpVaT5FYgQ+Qwhovgn9Ez7Nhx89zAKdPvq+Nb5l+Oy9NfErPnwjIj7n+dI9f28zPrYEmr6gKH6+kMcJvbjHCT48" +
-        "M6s9YxmTvrR2Bz7LCxG+j1JcvhTqor3QSZ2+stCOvp3VIb+RqPQ9eO/PvSxABb729qq+IlZ1vR261b3/dgS+jDN+uxyqnb1DBoC+" +
-        "Ic0fPuRkBD4P3Ns9qfTrvfC1uTscew6/t5z5viuBlb4/+N8+//Fuvt5aDD3zVRM+Zo+vPoUTcT6ElLM8g1vNviMpXD18Nt09SP9W" +
-        "PQ+duztieZQ9dKjYvpeJFL9XqFg+g8N8PnFvk769sAS9T5mjvUFECb1eJYs+m4wCva/mVD3CYoW+qSOrPHD23b0vuRY+OQtjPhpE" +
-        "2j0zseG9b9sNPSvjkrwdKAo+ddguPkKkXr2gptE+uoEEvWMJKb14MrW+MkVzPaTpZz1sTU89ASYEvZ4s2j2lz4S+s0ZePRh3z718" +
-        "XXW+Q/8gvs7JXz18rOA9OWf3vn3TlT6G4ZW9C8sZvu4ncD7uHgI+R1q3vj7bJD39iKk+a8O9PulJnD7wjO2+xvHFPVE77j7J7Ow+" +
-        "91LBPmg0/z6q6k4+q2OQPk8lnD3z/3y+63+ivggXpr2mIbq9hW5YPsy6MT6wTc49+MrbPpjxHT5CzAW+Ui+7Pby8Tb5MmmU+8+fb" +
-        "PO5E0L7xJMw9HlhRvQ5bQj3CtPq9J7iTvk6/SL5uaJc+hILpvMBF9L20aAi9ITnKPR6wZb3pHOK9CiPdu5nlHr3XjcC+AdtPvvKU" +
-        "TL37Wmy9DIgHvr8EJL2bAjg+rFzKPhCbhb5RAcI+BPdiPiNOY76tsig/BJ68vmJTGD81/yU8WUeivnjyDj5tWYK9GGuqvqsf2T7L" +
-        "zGm+67I9vskYJL4OVwS/3qpGvhk8Lb6qHRW++4ZhvhmRNb6/tUc+ywSHPWUl/D1sLec9++IEPhyuoz1i/4e+P4h/vYZoub4Zr1e+" +
-        "TjNwvf8OJL7ppLU8nQxNvb9muzx/Twe/nm5FvgN5Lr+tBGM+v6ytPgujFT1Oz4u+odfuvnA/Vb69c8K+9JwSPugpar7APpM9Rjlw" +
-        "Pn12NL0D1LQ9GW93vi2cKDxaodU9nlvXviUE7TraClo+S6tkPm+vXb6Mdig+0pOBvsgkHr1IcGo+pcEAvRhRJT5/z1C+Eni5PhOe" +
-        "Uj7Z/bK9tIVDPnF4ur4IDF0+goJ1PqB/rz64r6c+VBa7PlpQgj49QKo8J7WUPZw3u7qohSQ+ZZsIvunZ1LwdJxY/6K8FvTY09b0c" +
-        "oCe8AdgvPqikk77XTYc9So3tPVyn4D1P7uE9xYpFPtdfMz6g+DU9YiU6Ps//aj50JYk+bbZuPuxNzD0ZW0O9Xqp5Pso6sD62MHa+" +
-        "I9DPPW24xb65PRQ+EUNcPgXEMTyelxO+oVugPpk9HD4Goak7QW5RPYQ9Yb7tOt4+UKjYPdfA8b3oBo+9TdZUPV5k0j2NC8k96M74" +
-        "vk9Yo75MhQe+ANMqPiUD0D3oBTu9ugyFvuKs/LqQEce+oPuIvpXcbb60B6m9DepPPY4e5D4mtBI/43ooPgK3S73dpp4+qyYpPpEF" +
-        "Cz7hxKm9dVEevuBoqz4+xNI9+RZrvdXsEz492Mo9LfYXvcQCPD5m2BS+dNO3vBLeHr73FKW+sk1vvtOILz6tq/2+sgvwvRffhj2j" +
-        "U6+++1NpPzxsMbzd8Uw+XbLlvdyN0b61g6699S1kPpgcAT1OBgC/iTYrPa2UvTwIUgM+UzNZPV483L0LH7C8nsjaPgjpCT5g+tu7" +
-        "p38nvpNwlb3c9i69IrmZvrt2N74PfXU8hCj5vG9lkr4+Eoe+ydXZvaxYUDwXqoQ94u3yvDTLsjta0Sa+E0UEvtPW8zyF//a9sa76" +
-        "vDSAU71vqV+9QtX4vWvkoTv5wgS+DYjvvi6Y/73aMG88BfkuvkK/jr6pXOE+y0ySPqMCqz4MnNK9vi9ePYErVz6eSXy98cbivlMv" +
-        "Eb5dPvK9i3DOvXWynb75KY49LXmlvsS4jb3+6gm+HQCVvraXjb0lPpy9w6vyvta5qb6DiZu9AyhwPYusq75CmK09mcoMvQuxZb5+" +
-        "p2o+LO5OPRG1fb024LE+KKYFPq+vUj6wzfS9UMssvuHfGb8f6F++x+O7PuQ3d72GorK+7hrOvgRTjL28hts+XAayPrq2BD9vgwW/" +
-        "xogNv0slrj6Yv0m+kiKmvsW4Jb4IwcW9eW+UvgkYqj2Rnbu91Z9JPg49HD4JuiE95LtzPi3TSz6U8Hw9ubvYvVO4Bb5/f4U+fzcz" +
-        "vt7Mxz04c/E9R+6GPh4/iz5+9wa9AA6yvHbQ5LnqIg09L6lEvjM9hLx8LaK+0wupPmD5AL9gWMu9Cs9ZPigcob6FtAw9LBmYPRCq" +
-        "/L07J6i+ZiGWvlHmIL1k0a++y4YMvWkhDL6ZKuQ+fP2uPlKqwj0um+G+L6MBvhb7Hr9iCxo9VWLzvbRUkz4L+uq+9QjjvWr4H74I" +
-        "R+W+vElMPjcXQT43fg09+0MGPQPHCD63gyW91JwIvpekBr5PrRc+QMwfvqIuTD7NMsw8ZwqxPWm5vj14O5y+Jz3svcxUeb2LSxu+" +
-        "HDXivpetBj5QGiG+jUvYvqVQjb57Hyy+cWdmvgXe1b0MsIA+ro4xPhglb77Ghg6+PE+gvuONoT2hXvI+cy7hPO7YAD6gr989WRRJ" +
-        "vj3+Tz5vRcs+YhUiPmaC6jw2rY2+8C8fP8lWVbw94GU+ytwfvrphYj4rjku8cf76vVhuuL761tg9Fiy2vhn1rT0OexG+JfPAPWBW" +
-        "2j2BfYy+6ua/vPxisL5tqhm+OhdLvkkIjL1z8ya+vxKTPur0jT6i5/i9ctu2PW3jmD5KU6C9MHBNPeFzjj5/ANy7EakdvjzBGD5d" +
-        "RAy+VuLRvtWs371AwME9Lr+BPkXmgD7Zlzk+RaOkO5+7iT77lpS9ZrgkPpfNXj7qQGE9FcaCPpYKaT3Pkhw+y9YKPgZI1j1JnIS9" +
-        "vpUvPb3yOj5IX+G8G3+uPSeQHL4tvVM9oHlhvsWqEz2uHaE+MBAoPeelAb5ehnU+nUq/vjHRrb4QngA+5BHGPvsuWD7tPGs+41yB" +
-        "PtEkYL6isKq+Fmkdvm4RAj9Zg80+3JsHvUYS5TyXCOm8AwqyvCFXEL32mvq94x8ePuGVc76+GI0+E+AZvlU3+DxmKug+xLWFvUUO" +
-        "zz2ncqy9V3Pfvk83s71IEyy+F1zkPirzPr4o1c49L9CsPYu/1710jJm+qW/IPcPJ2z2tXcy+KE0ZvsUukb7JVak+EglmPOU8kz7x" +
-        "x2u+aReYvqLZCb0WyQW+WV4aPrXwkz3qyKc9hZOtOXT8Mj5Dp2w+G5IAPupNn73ZQV++1zs4Pk/tK75+JT++Uvkqvjgq7j6T85E8" +
-        "vf6iPvyHU738RNM9SFSqveZM/r3BjqW9n7PNvuGAPj2yBwu+hrOSPiuJlD0E9hu8wPMRPgUs4724Qj4+jpopPjUXqD0kNgU+BEJu" +
-        "vqTc0T3b5WW+0bEqP7xqfTooSju+u+bcPIfFxL6laxq+3wxPPlHqG76DGbA+/4xaPoV4kb5ZLGw96pWbvvNFiz0c2kM9Bn3TPuFx" +
-        "zLxmPWG+gmzlPks7kb4RWX89iBPbvTEUKD7hwVq8vwF5vvcNwr27WdS77JSIvqtx9Ly8BnO+j0u7Pbuxlz6v3P48raLVPOgreD1J" +
-        "XEU+58R2vSaK8j2Vehu+rWRSvLatrj0orA0+RlQUPlZJqz7H+ee9Waq6PYN5Yj5f5dg9gpVTO4AKaz0zqIk+Sh45v36qCD4MKOG+" +
-        "R9OCvvii475ZEgY+BmhDvnDuIT7xmOY9fGj4vSBvo74oSVq+rFHqvoyjMr632eg+UBGdPHRmizzDRwa+kiWhvfPKeT43lxa+ouOS" +
-        "vv43Kb22yA2+mLDavuPDhTyIQdA+q5BSvtzmU76evZW9xF2APu9r4L4X4bw+P5dEvXlEx7zXrYE+u2rRPWfB/b2DMJ6+RCAcvuat" +
-        "ibrCGNC+5FWJvQV+jr54vJ69hIh/PdxS+L53QWS+U1WPvVToJj74USw+U8uhPvXxsj4ClCu95gA6vbyZPr4HY9u+KTpoPg2M4r0L" +
-        "Ee69ff4Iv2ZLez4ksyk8+2Fxvc3Klj79gpI+Q4nPvBY3Nz714c09nKGLPtLrh7479M49IF5LPHmaxD3szoq9jaTyvKi0ND2npQq/" +
-        "LDNpPLx7S74EFA+9C2Vlvr/CVD1XCR4+I/13vGkR7L5ywju+UH5qPQSMRL5kuDC973OcvhAn9ryl132+gSS1vTSDJb7e65i99tud" +
-        "Pgjllr02pUy71tTSPiNYnr3/Iag+Fl4FvbjiCD8s2sk+OFyqPb97tj5ISpK9OhMEPi+Gbr2YV/g9Tfemvjy4xr7bd189b+93PrWm" +
-        "zz559+O+GfjiPnyu6j2b4c8+nlvcPjybgzxiTbY+ieL/vYBuHz4nRh48GTgCvo+89D7XNBW/zE0cP7dNDT86rYq9XAGoPhVmJ70I" +
-        "gge/vFcyPr0jED6drm+9U3xLvwIkxb5ykeW+J6VVvB56nD2H/gK+Bus9P023VD5gr2Q+7hFJPXNLiDxni9Y9MniIPWCYDTz7u0q+" +
-        "ROydPmj8nr2oKiq89eoOvrVE5LzUr7Y+Jyifvs6+Vz3M7PK9UpBXPYXuSL7akOY+kc4NPubRxb0QVqe+svx+Pt6dKr71ZlQ+aulS" +
-        "Ph4egz5H0bE80kKqvoeuib4yDGs/7rv/PNrJxz7bOT++DahKPo99DT4idO69fMQCPytaiz5A7xc+mWFOvlj2d76RxTY9+4JCvqii" +
-        "B74fB0E+cWlHvohmeD7SQq28aImBvlOqIL6kp4G+6VFZPlMPmz0NeKc+fxj9PTJZAT9+IG0+5aioPvodWT4GXli+Qq9svnb0F7/S" +
-        "Nby90YeAvkN5yz5143G+I0pmvmtqf7472lq8wWoXPyKIgDqKZgG+Q9WdPdE/RT33SiS+UnZ2viIFyj4EOKQ+lQ0CP6HbLD5f/Aa+" +
-        "z20YPaTuT7wcfIY8Un6LPbey0bw/kCe+BYImvgrdgD5yFKy8nJavvayvmj4u8jO+lNrYvtGdiL7ZEF8+yk19vhohvr4ORcu97Au3" +
-        "vutRt74RFoG+CDKrvsW7Cj5aKSQ+0eSDvQPup736dTC+qYlxvRd9VL7JTfO9jgD+vRaR877nBIi+cCOgOx+hQb7Tw60+bBCePaB8" +
-        "rj7v4Gu+rVnQvWXknD1Wk5K99B6rPqDb3rtSmem+kB5avl5ghL4rClQ+fvgJPhMQ470rVCA+hj+avRaI4j3XIIo+KEvtPh+RCj4E" +
-        "P9Q9kL1GPQ8fML4Oiss7FcEmPg4B0b0HRro9/QZQPjIptr58EF0+sC8eP3eLhjySzng+8WeHvllW+T7euZE+Y6SjPuDZLT4BMsw9" +
-        "i7gTP9BXtL7Hu/m9niUCuzsFWr1SZJo6m9AuPofqyj6ISKw+DRoWvnfIiD2Yers+1Si8PjYcMj5yK6Y+pkyBPtHjlz7Jnb0955fi" +
-        "vQGTkT6xF4o+/KyCPkk3Ar29Jxs+oBqLPr0bUT4fbxy+Y9/TvHBzAr4ynqg+gInZvdSqkT1Fg4e9sVc4Pk/vxz3E5Rm9U0ZuPexT" +
-        "H78LHwW+z13avU0dIr1hBAE73zTuPub9tD0mRpg+Xsuzvjr/6zouGt8+p3CZPHDT+L21uMW9HN1yvppSUr1yBy2+smE/PYUZAD8p" +
-        "EGq+MavXPkb0X7y61vI+CorjPphIMz63r0o+vJaJvn0cIz2E/kK9iE8BvvFcor4VcOm9YoY5v2mgRr5hnjW+YtGMPSAXvL3bK9k9" +
-        "R+2SPuTAj75Ss4S+HVcUvQJOCL70jy4+eNiPvjKj7L22Jzc+5mdrvtBlQD6xmpy9QYm3PcH0qr3rIBU+cW3cPrPqn708ly49dbgf" +
-        "vTHnkr3dYYi8aq50Pu0Ryb6rFjq+SJGQvuLvcb4sQMa9bETOPVRmqL3g2Ow+LxF3PRw6ib74NF898XeJvTYYbr4GIcC+houYPjuB" +
-        "Tb4rSS++ah8BPOMvHD65dds9xsjzvrl6PT5XEKs927+HPhHtS77zZJG9tMYDvkBwlj3Mel8+Q8u0vp1ni7335x+9hCzyvC8Ayj0l" +
-        "1bE9tvK3PDRUdL4xGZG9ZVuMvQHzcT4zpoy+Jekvviv/ir6J8zK+lQDcvZmLUT1MQLY9g1iyvoWIFz0Kuia+4C2VPWJ2Tr5++tE9" +
-        "R7z4vYgSH71eP3w+VQUfvhJXib4G1EO+PeQMvpCF/r67FcG+7HlrPXd3EL9LPPq8uvliPh3C0b4yjAS/Tb2NPjo/h76QkLW+lrE6" +
-        "Pois9b0/yqA9x5DAPHSqOr7JhBy/YM85PpOXFr0CqB28ex1qvnyKUb6Uide803IyvTCNWj72MwA+RojRPW3y073Wp3q+IpJ5PQl1" +
-        "LD4DOze++3XEPHn77D0AwdY9iR5LPjlpzDxTTL29MnLdvXKj/74S7qa+Z9WFPfjWBL75na88RB52PclJB7w2sZq+e/CZPs4xFL+I" +
-        "kgW8YbHsPk7Mjb6ZBt+9Te84PkJy4j0IjC4/5xduPiBpQz5Lh1g+obVDvRdu5zyEiEq+0TzQPmuZFr8WnlI+e4+au1Odwj7WsLg+" +
-        "MIsRvk7z271AZFo+DxiVvievAz6ZmAs+4rIOPqlSAj5Huti+eHIOvffhjr4Fl5u8UU2PvQBgyz5u4Gy9dH5zvjl91r01+hq9bjog" +
-        "vktfADy04zu+/YDCu923fL3uiOO8YHCwPhXxEr5OmBc+rNTTvkk4BLz94nC+tlrPPj31gT0u4ZO+XDKfu6NFCj3XWbO9/HvQvL86" +
-        "3jz9gL69/4pkvvo0wj1jHIW+XQsxPokEZL7q4TI+zWbTPTu1sDx4fZ++L0DcvlJaMD7JZwe+9grWvlZ3ID7LhcM7NM8KP4nMPD4v" +
-        "SmC+l0tsPPChqL6GdBu+WY6oPixBUT2dKI+9E5iDvcKFmT76LSY+1TlVvuQx+j672wI9KSYRPptIYL63dPI9u96qPvwu573cf/89" +
-        "yeUuvuhy9jxyj1S+atEhPryS/z46aiG9ADkOPUHRBLxBZUo9oZz5PbrDlb2ZNtU9/+e1vaWRVD4hgOY9PIaiPQC1ED8/heo9HQbk" +
-        "PbbfgTwYJBu7DSIWPlLHh713eOS9IU3FPVhG8D30m9g9VlnQvostHb4dywM+MymcPoE2AL5+tT49023MvHNlhT5il14+Rq+wPju5" +
-        "Gb41Olm+XQIavkvIO775NZU9bDQ/veCzyb0tASE+jEEZvriFL7+B1gs81xomv6vaDDxU/Iu9rk36PXu7gj3q5mm90qRNvuiusTxr" +
-        "va4+icXEvi9/Sz0WtKM+uzs8PvKNT7u2gDW+ij8XvnAZMT7ABXs+ySYBvnlNVr2VTLO9+MwaP3GHuj4STY0+ceWVPhqGnrwS1Ks9" +
-        "zbnyPSffKD4o8gw+Av0BvDALiD5utXY9GQ/kPHwbCLygj6C9GG+mPXz2Ir5bRRM+o7koPeUF0L63MlY+UL2kvUQ2Ar5T/os8d5hc" +
-        "vskelLxgjFa+lKdVPb59fz2fyhK/o2lnPikv+L2uNDy+0nyIvbQMCj7s4zU+4/RrPjq9Jb51vBo+2h2Dvc3oYr5qEoa+MvhQvkUO" +
-        "6T3liT88H4VBvoeS6jwbGQG+GsPCPt1EDD0ubDw8BGopPu2IOj0owx89mhosvqeR3r3Kfd0+vkMQPzqvBj5sFVs+d6VHPu9Uhr6A" +
-        "Sk0+2ZYXP7srW71Yngy+miGUPnX8Vj41rv+9qbUMvlFXSL3mtoq+ydbzPe4Aib13PVw9wiX1PX9nxT3Oohi+fzOCPPS6wz49HU49" +
-        "Yfi7vuCxwr6gUVI8ux39PdS+fjwaZ3U90tiFPPz8Rj4DA849rIcRvqaziT7Kzx+9QzRxPbr6Cj6JQom9ehCsvTVnQT5Ak4m9SLex" +
-        "vKXj/71Ua7c9es0vPqeloD6juLc9PiMRv+Lw3b2o/4E+7rDFPZC+gb4RJku+//govmYrPz+frg4+YewCv+wvmT6dGk8+dk+vPPOW" +
-        "zz2cjCI8NccPP8Vbar2VHtI+MIvevQkzwD6Yilg91/nHPpFImj738GE+I35cvF5crT6qjAY+hiN4PX6czzytEMw+D/BsvZOPn76K" +
-        "XJa9hmCZPI6kkb6u/5i81Pq7PaaM5j5mcBq+wWCQPdFIDTynDBk+rSGTvYl7oD6d7qW96aVbPSjvDz9lt+o+gSBSvb1B6D1O4Ga+" +
-        "iuMuPrX20b61PM4+stp0PJmanj4ZtbQ8q7kKvYJEnr7FQsg89BmkvtF3Bb9jgze9JhbnPWbkFz6zD1m+GHCnvUY1OL+WgNy90fxW" +
-        "vd2zG76Nvo2+PVRGvu6fBj3qbVQ+RAEYPncg1Tw3sMk9tG6fPlr4Nj1SfhO+que6vdfZz74gQY++S2MPvjKlbDyexnu9XIu6Pfho" +
-        "nj1OOpu9ReOQPq4d2b1e5+K+yQKxPS+rJTv42rE8U/GoPTD8FL5wWfw9k6xMPIwHnj452fC8Z2lavn5Suzty7zI94hiKvqq+Gbxd" +
-        "41m+Z9NFvuLDzb5my8w9FZunPrepuz55sOu9olEAPxa4dr17Zxk+iuWbPp9VRj4xQCo7rvf/O+Ywa77wcy6+Hoy9Pq+/sL4Fn6a+" +
-        "lR/HPljyFL4awfc9XwmMPXWwVb7Q14S+GCwTvsKuWb7blHc+gxMLvQq+Dzz7/TA+eYslPi4fTr7rMXo+d30+PmTbJz5Xt6487rOq" +
-        "vkMrr72+Cs+7qMa5vgRm5r30+I28DMVWPj6JLz4OgkA+DWllPQtNWT47dZI+WAc0v061oz7oR5++2lprvsQqxTzK9Cs+P6WQvX/A" +
-        "zb30ugK+fAAOPUH4UL5oOKS+KX/CvdL1BT6ExiO+0vTbPFSBaD7JD7++u1PAvVAQO75FMYE+h2TYvpOc77xyMaq9+Ef1voD84zwx" +
-        "jT0+3A6Vu7+S1D0NR/G+PVxZvk+lS77S0Vu+oBKVPl5L+L7xpty9KoygvSoiX77x3lY+R1e2vlDb0z1z8lO+QlQGv3QDvT0P8X09" +
-        "1kiFPTcSD7/x/ZU8jXJsvu2Bm764Bfy9K+b6vVrbJj7qeLu+UbPGPWcp8744+Ta+8AWVvlY0ob3HWR6+BWDbPU1Dtb6RR8s+tTJm" +
-        "vrMxf7647dI+vYk4vS3+Rr4DcSE+uMoBvhrRBr0jy4G9l1OfutWzAr6vyu694NjAPuk7TDyExq09k7WMPR52xb78yG49QBwqvSLv" +
-        "gz6IpqG+yFqBvo8XCb2Qmau+5zPgPDibwb5HHOO9nO4LPWBuP70jq0u+JEWAPr6up70ZANG+gxbePWFzu71V69283FlzPoryiT5Q" +
-        "iHs9rdGBPhLCOb00pvK98IfpvJKG470HmL0+MpWNvriyb74K6T0+n6lJPcoNYb7bNeq98dE9PjN5gD7kdGg+6v4dPmrDLj5xBkg+" +
-        "Zs2Hve7i+71ILq09/E1tvlxbQr0QEAO+LXVDPcYHpb5N2FQ+ffjOvhOPu76Dlz8/xkiAPnJTvL2IT6Y9RMpVPxK/W754BO0+KEV6" +
-        "Psi8iz71lgQ+AlL0PUwa5z79Xdq9deaePvDBpT7EkXm+UcJxPR+3Ab7hyOY94te8PnSN0T7SWus958jDPj+kpz5iSOa9t3IHvk7S" +
-        "FT/qD509DdRDvcHa2z1J6K88RVDJvUZC772UhxA9c9ARPSNt9D3XRD2+WBMCP9Iqj776yeO8fqJFPtx1qD0huT8+sQLuvmoTBb9/" +
-        "WRE+9ZnEvtDL2z3uh4c+vMoHvnvJzz5GxyG+AQ4Fv9CAeDx6EM6908+qvh9VyTsM2Ei7/9kHvtMaCr7jjU692u3evXKkUT1Hr2o9" +
-        "v6pHvrLK1D4/hSI+7LxuPlZ2LL5D+2s+E16GPsIo170HDhW95UsTvlLKhD15XsG9KSWbvjbRMz4+iW0927qIPjfE9T1YUUC9yPjh" +
-        "vpNeE73DWia9XCYnPesdbD5a8te+Pd5ZPvCnXDymJZ++fMHfvvukJT6Tyb69RNitPhwElz6C/Gs+PjyHPDBcgz3rUNi+EVQLvfiv" +
-        "Y77Wm3M9FSELOjP0obsvepE+HkVpPbDJgT70KsK+vY+WvtVocL6xVLq7WQCFvuJi/L77JBe9WDzvPQ857r0l1dA+gbVYPadbj75H" +
-        "ZeY9T2FBPht/Z77DbiI+9THvvbxBtL5kLzO+K9zyvU0xmb5VPNu+UDmMPaV+DD5N7uY++oB0PiH4o70I/Zu+sMb8vY/trDwYWuY9" +
-        "D2O9vkOBHL0cDpi++hxKvXi/8r3DTp2+iU63viWQKjwFP5K9h52fvXGJIL6FmW6+hJR1vo644L7VyOq+N3BCvsNq4z4wQe++YsA9" +
-        "PSUrmz1jKJ692MfXPnhMOz6NpMI+YuzHPikayLstOzq+bGh6vWVeUD3Q3/K8qtZtPnPhMD6EAoO+jeGqvjy1Gr7f8xE+Ulu2vkgN" +
-        "jr5nnCY9xMeCPqVJ7z3SdtS+aUZtPqMTGb82/NK+JHHSOxhwBD5os5O+1PxZPeA9Xz4KKMU9Q5v/PTlk+r7yH+e94FSHPjfJFT7L" +
-        "oNq99QhLPbILOj7OJUA+mPh1PcWmg75DJgU+Ao07PVrpi76Nvia6eV/uPALvfz2H7/S+PmQCvyhZuL7urvw+nLCgvuX+9z6pZBA+" +
-        "JOMAv4K1ar+gS8k8iI0svWpLz74mRV6+pzScvjSJmL6GDZi9ya+Yvff8jr4hKcY9XN7SPuZ18bsjeKu+Gn4ovagMC78qafY7kmTs" +
-        "Pkv+nD7l26C9Z+bdvqb/ND2soCe+9SGRvMW14D3XP6M++0U8PYNXH76tr6o9o1BIPTwyDT7iULc9z3kBPh0rir5/MmW8drAgPnMR" +
-        "ZzxJM+S93JbqvrCVFb4nzr69CJirPMeMtL7q0+Q9/PjbPYqf+L0+Boq91q2Cu9M4xb4rKXG+uls7vb7dp77Lh1I+yy/Pvavq272S" +
-        "awQ+eK0Bv9GC9r4VLxS+zOECvnRWUr4IpI++V/yUvs8e5T44PuS+/gz1PTvoub4caPY9rpzKvqrNmb6EhQY/2UwAvqKeDb1oaKQ+" +
-        "aYCUPfCSW762RjC+cgYbvqSCy74TJhk+fmmTPTMp1b6PLCi+acyAvk1pAD/X6Wa+P9SHvv6PFb5Vxyg+n2opvrRKjj1Pl60+GM4/" +
-        "P8Dyhr1f8hU/J1gwPVLjAb7vl6M+urZhPpSAqr7jngY+Rb+rPqeWzz3ktmk+J/4SP35W6T4Oaro+cGGrvhSIRL4zJwQ/JMenPGF/" +
-        "vT4UHss+/03qPFJMeD5EWYU+CgfAPO5T6j5ir4+9f16bPVk7Gb7IIKC+ajYXPsBQOb5GxOK9aNJhPqYNRT4iu8c8XoaFPrK/HD/7" +
-        "wxC+J3X7PrMuH78g0HI7Z+I2vu0WeD5Ut/a+Q2Ikv0CxRT4On509dooGP73bAjxBkFY+P+/CvjUc3r6Yt6c+Ox9qPnoZJT6eFa0+" +
-        "M+zlvZshZT4qgUO+FlYBvg72yT0bbuo9aIVgO3+cTTzhZHa+enBmvQZc0z1E6i++gYutvSs8i70ug8W9wkKBOzoVBz5n7La+0zW4" +
-        "vcHx4j7NGJU+fsZXPmW6nz2F/sI9H8wJP00iJz4yWBU/aMNrPe1bdLsChQ2+Zyy6PlRE4r7sRv+97VmFPSF7Nb4QC8w8UO2Tvvbc" +
-        "/D05GAc+gZiGPvPYqD5MBiu+V9oivw9HC79MgEi9cjVsvpjXjr6EbA8+wDijvQuIdD704dY96eVhvUMD8D5iUco+xwZcPiGnST6f" +
-        "xsI+CTeRPkdbcz5uHVE+HKiVPM3VJz+o420+1FenvUUA2r5m61g+XjLDvrFJv77w2xi+o08Gv4vQuL0ghyO+j3wRPaLNFj2zhTc+" +
-        "PnF6vhXpID878hm9OCAsv2Evv77FWg89+UUaPq+y4zxDYZ6++Kw4v/7XsLxS/JA7cybfPcT3Qz6TGFM+b4aNvgAhOT6xyCc+d6Cy" +
-        "PmDY9b0l4AA9vxIyvqeUDj5rac293/gfPs0sDj+bJ8M+0Kr+Pbl9nj5OH+I+UXGpPgGGvT4F58c+Ri9dPk8t8D1qERM+LtHxvX0g" +
-        "9jwrXlu+tIgxvqWFjz6ugJO+yjr7PYk+WjuliX09O3XTu65bKD5ELuI8BOVQPfRgpb6tXQg+Dl/xvtcLoDxHXTG92j2FvYxREr6y" +
-        "dVi+WnYvvq2XML5pUFc+0Q0/P4f4UD3YGBM/+nmqPO/0Gb+D01U/gkH1PubG9z1V7iE+z9sBPj8qIL/8RDq9atjJPQSUn77vd5e+" +
-        "B7hpPWA+MD5wxF49tCx+Pp1H0T0Hyg6/SBxYvq9iED5TCIG+Jfz/PurSWr14M5e++MA/vpsqEb2uiyQ/UaejPUJPkz6vO1Q/Ylx1" +
-        "Pe+odT5yVUg+WjRTvvB8gT4piLM+Ei67vZe2sDwdASA+iHrMvc6hpT2n8Au/VVf4vo37Aj4ETSK+s1uaPpSpcb1Qe489ZCU3vvJ7" +
-        "GL4XTWM9tSF9vnQSaD7gySO+mPiKvuC2CL/bvai+jEE7vpoMPb5+OCy+Zb2EPjPFEj6wSxC+E7nVu7apGz0pqOm+b0SLPm2HLj4u" +
-        "722+TzqHPin3zj0zPCw+F6qbvsbm/z4EcNA+jVabPDSFsT3NhKK9zgOAPh6U/r140eM+aAzwPVXBkD1fxGQ+0+X5PbK/2z2GZAs+" +
-        "c3x+PnzRUb3Bogo/qN7QPhuWOz6Zsvc9HypivQSvRjs7N988tM71PoAxtz4HNJ89qakqPYhU9L2ijmA+s1Y5PeMaIj4CKqm9CyMY" +
-        "PPaBBT3Y8Ze8tuEgPlbzoz5Pjo6+TwOMPoJzhr6JeeE9KCqZvNScgz6kOJy76wKEP3eJbb1ahYK9Mrwqvtj1zr2Z/q0+KyhpPkdz" +
-        "0jyVHZ0+pMEwvpojSr3YkfI+n/0dPljXCj10zHq9iFccO5xZJT7gZEk+dkNxPeGCyz2lv04+ibJTP0P9xj0tY+y9Ke8Rv3nbhr4W" +
-        "UEi+yAMWP2Iegj9jGbe+0VmPvsQxTb0/uwa+orKrPHjh+T7rjK4+4HcSP6Uovz60bnE+dsyjPspNOr5btBQ+5MBovdsbD74h9dA+" +
-        "bHZkPZ19MT5j/+K87HYCPeWcZT3oxK68Oa0mPpYfvz5obIA8cD5XPlpFpL4DnRO/h8nhPksjo74F+kc+TjoUPqvZATxuxcW9vA8J" +
-        "P4h/pbxL04U+KX3YPoOBg77vxju+GnbGvSV5ZD4YYZ09y1KVvnWHDD5ZoOm7bMfxvqfXt76joWS+KEdQPuc1ar4+Q5o+6+QMvgf5" +
-        "urwy5ak7E84YPHeeuD4tb6O9PsEYvGTWKr72pz4+Q8CZvYO8gz5PSog977cWvBAQkD3r0T2+u5VxvslpZb5RoKq+DP40vmtL275E" +
-        "ZS6/xt2MviXY1z0shUc9uOK8O/QP4bx5q9K+jbZlv50yeb0vPyC/nD6IvvfPS77MHHE+FAWpPvWowT0P34s9CYCfvt0Qtz0XbQG+" +
-        "aqQjP05w0D7o63U+INKQvpOfn76wqLc+korbPn7crr5PrpI+PfctvizlTb48sJ09HFACPz7VhT91u8O9IdlcvojTGr4qKAI9FHGG" +
-        "vlOEMz9mcko/l1jSvg05kr0O6oI+aATcvUfy8L01CqU9Hli5vj7kB7/8yV6/kccwPmY1gb5H8ZG+4NInP/Csjr63R84+N2QavzJC" +
-        "IT+8Lte9UKnZvolG4D6sVC28UfqPusRi+70Qlsi9117APslLFL52LVM94P2XvenDpb25bVs7PgYtP87b7ju3fC6+cKuGvizFcL0M" +
-        "nR86AcBVPjqICj/hQLs9xKvUvHTN6LxM/4A9pOY6PrgbE78qPEW9PAi0PSsjZz5efia8HeYzvvYZOz7ByJq+4twLv7/NHLx6LWm+" +
-        "YWx9PUmg7754sAm/Pm+hvlAHer5ZCAU/zwgUvAKKOj8Tkd2+dwIRvxRuhD1Z+pM+82otPq8nRj2eP+U93EUJvgFBHb5IZSs/743z" +
-        "PkFjrz4d6TW+315Rv5tZrz3E84C+j6C5Pqewkj4ua8i+ZsW5vnwNkj7DAZC+XfLtvojmRL7daoi+HvFuvmvAXz4NHak+sFI/vudB" +
-        "Ib7iWQY/PaPJvly4Ib2nOGu9x5sfv3gd0z2/ahC/a9q3Pl+tqz36WCk+zRuhPk5RFT3ZvYm+DiY/vjB91T2y/u66UIDfvhBQoD21" +
-        "U7u9XloJP+KtWD7AZ4c+BwdPPoi1lr512xS/sxyJPjvnab5OAb+7ESRHvljWO77/kEq+HFZxvfHZGD3uHO+9U8Givse8db7uKRU+" +
-        "O9S4vtOYJL6pQYM950FxvgC6ST4/upe+PZR/PYmJUD1JwgK++ze5PQXroz5JTzQ9WIKEveuoZL6wrT0+X8g7vc/7Y757/2c90gsU" +
-        "PY08ur56RoE+JkfPvmafUb7SD6M9QHEAv4iuWL0gmKS96OBpvg1sNL44Euk4V9G9vvMTxb68iO6+PCWfvnDfoD6iafk+N9eCvPuE" +
-        "8z79XpY+C8/hvh9+0b5s8Ee+xoiwvvQLsb4ZpkW+4dSnPhVM3T0J4OO9NT+FvhKDb75+49s+W8Z9vikRAL5qdQo+lXgYv6oaEb4I" +
-        "VAc+GMN/PcJbX77Zkdq8hTXkvESiDj9JIjW+xoNhPT/Txz65uhm+By1xPuRS6r7lEFk+FM/RPptMCL42lmi+JmcbPgtrjT6H2Oa+" +
-        "7lXtPdNPgD0KWSc+mNILvNfZWjzBXyY/9E8LP9Elsj7CCjG+B0UGvYCjr74J3PC9p+UJvoBTnT3iVcA+nRBgvakzyj4sCo6+aGja" +
-        "vigc875QZB2+5HqgPqV1/T6qfdg9byzhvkq1YT5Jtgw+b5ePvoYwvL0wcNi9pUFvPcBluL7Dsi6/kVD7veK83D40MBu+A5mIPpVW" +
-        "Gj3/JEE8IXgMPu9qMr5KJbu+IRw5PubboL2UrSo+jf48PCrTP7xY2r27RAuCPv1E+b363Ms+JvyqO2yrN74R7H8+fYX9PpLIFz0o" +
-        "jLG+BpOOvrVKdr73t4q+/fpivttqrb6TXN+9yiawvosgfb6EuT6+9kjBvom5b744qF4+CZmQvuQQgr5ZaNG9YXiuPnEtxT4JGl2+" +
-        "7uHEPQKR7zyTizy9GgEnvi7B4b6xMNU985Rbvq7RuLt6dRq+3QHKvhnlvzuETrq+anQFvyw1wLzcvcu9RWF2Ps++fT2HwGE9lmDp" +
-        "vp5hhb5EFJG+g6IQPuqKRz4FMKM+OqBTPlP/7r2Pp7Q+FFRKvcFIBT4AyTW+plkoPrx7zbzDtjw+pyd/vrhOg77/zC0+6NskvfKC" +
-        "br17RZg+Iz5fPd9oIj7I44o+kPHAvlbyGL3XFVw+LZcSPx/flr4e86u8plenPpTXXL4TqZI+MH0OPWF4nj4lGie+/Q5APvRhar63" +
-        "Ieg+r5yVPTOotj1xS/A9W6ULPtGQIL4bKHM+iq6QvRUx0b6M/869l+uNvTTg4LyGx5U8kB2pPEClKL4g3QW+Cm2XvtEKiD2nuaY+" +
-        "ublDPd73mb7mwaq8y1YLvk/16T1uck49IXJsvOaHID789TY+7bmuvidsAT/GFjs+lcQ7vtOgu74SrLI+u+SgvbR78b4CsT2/osit" +
-        "PtOpML3bdi6+qI5pPqzBkT6XilG+Sf3/vU7rCz4QOOC9T8wAvMe5Qb78K2u++55Ovhvnab5HbUW+lFBbPiPNsj6J+pK+m1gIPEjU" +
-        "GL2HEoG+cTwLP1taQD6rSdk+zphtPU3+Qz7WhTS84gUeP53fGz4y6+y79jUCPwCTBL5lpcq98gmRPmKL5L1zfG8+vn5GPqNgyz1P" +
-        "95O+lyPLvRgcoz7f0wY+NjotvXpNAL2VENi+jNYsvV7vIb6sraI+80+sPfM67T3Arja+dBEOPnVtmT7Ax/A+lWKcPkNLhT16szE7" +
-        "gc7sPveVWj3GSQo/lp6IPTnSDb5aYtE9ynayPqSM/b4XwR2/fDoPv2mSv75pzCw/it/RvtJf8j6TSh6/G8YHv/nOSb/KZ0q962U+" +
-        "vTSU5r7QsV8+3AqWvk6Ifr5QhqA+hKE3vZfBvb2jNZg+2/i1PR2pmT7gQEQ+F5/fveEc1D3sjPe9EU0dPmXVjr5PSJk9/brYvNUs" +
-        "oL5evuQ+Ecm6PpWEl76Gtoe+l24TvjUP9Dshuao++felPoY5cTz0dHC+cyz1vVZYuj4R7cA+axfvvS/gBj6f+xw/nXTnPeZKQb7q" +
-        "vjI+qUxGPb+2ir1wPge/qwx9vpbLHT4XapW+Zg0CPVvsgj4P1M6+kKGQPOgZ8D4nw8G9DBLJPcuwJr5wB4u9f8rFvs90lL5oBy09" +
-        "re6UPqfEsb69AZ8+lkbOvY2EUz+ie8M9ucNLvmUrYb7XA5A+7LF/vluUU77E9yc+LVUEv70oOL45rSy+btM2Pb81Cr4PB5A+AW88" +
-        "PtcQur1oHWy+/21sPRo54j5Pqs69xU7CPQRqpj1jtp4+cV4hP3xxq71TnRa/TI3ZPmfSR74O6Iy+U2RNvgDXpb44846+M2RCPgnk" +
-        "RTxxySk+g3o0PoGMvj5McDm+5BiAvp+ZEj6UbJW+LoCvPp3GzjxgajY+Ud4buyypWj4cXte9w5wavfZIrzu+21m+O0JMPoiyA7/M" +
-        "Uis+veAQPkfRAb9m5YG+bBzovtx+kj7NLiK+gOCBvs8Y1r5Chri9ogO7PkMww70cCF2++FLQvdMHaD4qYCa+guhzPrR2Eb624pI9" +
-        "D3+QPkziwT7qRfk9f4mfO4EBsz1X7QW+tv57PfZcob6hRLY95xPmvDUl6jwgQBM/LcLWPRmp8zxy/vO9XURVP7Xh+T4xyIU+HRJO" +
-        "PnnBhr1RSn6+KvWJPZZA173OK5q8yrovPuDLib05qrk9IgecPoDrZz4D/eo98GDzvhSk7j7GBng+XENnvtia4r0WtWQ+JjERvkAj" +
-        "fz1nYY69vk4ivuVobj6TUwo/SbNtPogecT0DXR2++/InP3yztL3bE5E+3fw2PiGZeD6rT7Q+Tt6tPR0Nwj6zv24+0MAjvgTyEL5C" +
-        "pWW9JnJ3vtdxuD0zLZo8kC9sPZIWqr0MH5i+ubh4vhHwh7wKiq0+BU/VvsF6Vj9K0LA9Mo86vxWrq724Oje+c5bBvZfn6z3U+wW9" +
-        "NRSovs91FT9XJ9y+KZpaPvWNLL7RRhA/Boi6Ppd0Qz775o89Sh4KP0GzDr4CAWe+4EeDPO3t270QrY49VTMQPs+dpb7k8tI+tUnJ" +
-        "PCqtHj9IObU+mlFIvuezAz/ZsIO9FppMvtIMAD6cN/Q7xPYfPu7xaL5fee4+YqTcvs41sj7OiyA8hrBwO5nomb3KfGg+BOA7PtIT" +
-        "Dj+z35C+uYvIPs4TCr2+dI+8CBBEPk53lz7GcKA+EDejvlw+9r1OnWE+nTbJPlGpZr3cbxg/zHa8PYI/4T6TkQE+7AmmPiX+jz42" +
-        "eHa+5POVPsVA5b0z8rw+itq9PtY0g70/+46+IJPMPqKHcT4kqkk9qFn1vcZiVb7PXZA+C9OfvRTHxr7SKUM+nt/ZvCzdDb0p+Ew+" +
-        "4YUKv8ZCp71r2zg++NW3PC4CLL7pm4C+8a/Lvhw55L6FAxi+epfdvvyzkb38l4U+sLbgvr3iyL7N7P4+whmBPubtDj59/bs+df2k" +
-        "van6Ab6xz8o9WprDvpMcQj61R+w+KIW/vR2kJr3FP5e+06zFvefCQb+aA8Y+t9DwPjm1Zr4aZte9nMsEv5eX7T6KBO6+HyJGvitP" +
-        "QLxKtTs/9/PrPcNMAr419Sq+Q48VvqtP1zxD/AM+DUrXvixAgL1oSKE+zHNrPU+E2j57OlK+ZkzBvpXi870XEeu9f8GdvrxGo77R" +
-        "9JK+Az4LvknjU76TG/U+uuiTvufvCb29Mkg+ewo6PmWWGr9dBIg+tSvqvQ4plr5mEcU8H+qGPZGOGrunL4++kEkHvZAG0L6nWZE+" +
-        "Z2QUPq3gEz/+nzY8MGrcvBvyWz7YW2Y87QgUPOv5Hb7hl5g+HCRdPueCUD41UXK9MbqAvToqAT58y6Q+A0PNPtWk17x+YHu+ceCr" +
-        "viT7ir16oGW+/iKkvQMB1T0D2I2+zvvaPRzEL77Ptbq+T1H0vfuifD519yC+YlBNPusREz5RKho+OUlGPRpcgrw5FsC9hPLevURU" +
-        "1L6ZXhi+6HLtPdPUA7/yXv29IkuzvNycoD4jK5W+1y0cPi5SDz6eVtU9eOIyPRogO74e9qO+Qj1ZPu2d+77Q1Fs+1gxBPAwcx76t" +
-        "Q7O+7h8bP+InJL3ui9w+BWNWPm0fBD67KJW8O66ovRlc4TwuXiC+2cMTvffyDz5ebQO8gd7LvTCuTr2hux6//Z2LPh7Wh75HSA2+" +
-        "e1ycvcUUtz1zk/U9RL0RvlVmhb57GLa+KggBv46lnj00fTy9kdDNPhfL1L5PHjc99fMzvofOED6ZClq+JnssPgPl5T0fn3w9njZm" +
-        "PjjFfL5CjQI+785vvRmSDD1KoeY9ygnAvhi2+T0QLmC82nMrPn/k8j3qP0e+xn6cPtpBzj7LlJy8QLbDvllW0b7kMs09OjWiva+O" +
-        "gb4G+qi8NNXTPH6WEL+y9y++rCXMvuzLDj2+vym9rQ+YPt2JMb7nBsS8iaKMPLT40b3kS8q+/ooSv7B4oT3lX+K9iFjZvTReIL+k" +
-        "3Bk+xqg2PpVH7j3+5n6+i9uSPdyM6r3YdwK/BqSlvtsc5z0tvMC+ceblvu4gfz4QZNK+i4dbvmeT2b5sfhS/FspdPQM62T5vIWo8" +
-        "d63QPkMXr7yPAkM+yLQcv2tFKr/RMXY8I9iJPkMljD74R6+9xVe3PjJu2724E1C+MbOXvrJbibw89Dc+UjZUPoQAtL3fzaA9iqS5" +
-        "PqrE372G3oG9SbP+vRI7qb22ZCw/9xUPvNtvjj46gK29qknrvmHXDr+C78S9OJYEv86FLT4GWme+gTu3vv7o4j3dI0e/l6RZviYF" +
-        "Qr6IE+W97JGoPWDsEb9FckO+nhg3PjtmyD3Qrfu+GSdgPq+mVj6XvTm+VJAUPqoLEr87AAi+zzRfvo8xj77QNDs+FTciv3S5Bb4+" +
-        "GZm9nne0Pcm+4b7Ff4M+s2TfvOf4ej4BOF6+KTIQvua/SzyAJq2++HcXv0+aBT6imSq+AG+yvgPAjr7W3QU+psL3PfVxAD6HcRY9" +
-        "4GShPV1y7r7dQwC/eyYNPnmCaL+zFWk+9zj6vksz9j2ppgW+0yfvPYSzkT6mihK/cZWqvpPbW74dai++vIZuPpAaFTz3W6s96QQ1" +
-        "vnOU6b0weAc/LSJPvlMwpz51Vs0+5pX6PULsd75wcuO8GcUkPkZ00j1hy7w70MSTPZR5PL47Kuu9PKWkvvYaBD4XcoC+Oa+ZvmcO" +
-        "Ab7Vv8+9XOiOvvyF2L6pmZu+dlzBvh2H+D1qGiG/0piAvpWflz3JdyM/1k68vZJegr7ca7e99WGlvbhkJ75b6tO955PxvUAfsb0J" +
-        "yIg9ZF4DPZaLxD7RrD+8pwA4vuYO9bytlrm9NLnBPlCbfD1oXfw+0GCNvXtvuT42Kq0+zyg+PiP2mr3QhIO+2c86PrP0gz5GTza+" +
-        "De5mPtdUfD7G9q4+27DePSBQrT3McUa+4HYSPpD0GL5ctjW9HK6iPi5m0b0zN7c8caapPnXTjD0ntjo/regnPnz1Jz/lDp0+O+Uj" +
-        "Pc/r175JcP09Jjfovs1ltr6WCBu+d6opP0cxfr54qwQ/qBS6vt9cHj7a5uS9qA98vv6OnT7Gqe6+1GrIvmqMOL6cOiA+1VhAvMZD" +
-        "q70MYY0++3XnvUa/672oMxu9aYZvvKPeCj5Qyme+vPUdPW3XAz6iNmG+T6XQvrFHLb7Gg389o3HovIZA2D7gmQA/+02wPrZY4L14" +
-        "hPM+fSTdvVF+670DFSI/PKHKviG9xT6eayA/vclWvoByq76CvDC+W13lPuH+fL7SYWy+SYpKvpd3Wr+7HmO+W5phvfcx8L4nzQg9" +
-        "jK3rvmncuz7UbCO+8pDVPeA+0D5DM0Q+FyrBvqEHb75bR8E+yPkHP2jaVL1tzJU+ml6Dva6GID4qydA+1QzUvVkElj42hTq+BwxS" +
-        "O2P1zT6WhlY9nfcAvGMjXT4pZTI+Rr6NPRtbEb/ZpIG+AM/XvQrjND70Yn+/8FJVPj8hzr4Xepi/XGCrvgGmzT0LCKe+qHU/u8tF" +
-        "rL4OXUI+xB8Cv55E3z2i7hE+hYiLvTpqU76AbrK+BcwFP6O4AT/AJ3s9sAtzPUm01T5hei+9WODXPk4iAj8POdQ93tYzPfZFSb47" +
-        "1RI/rP36PSEiTj6LFq0+TUPvPmRmk744ZdE+j27EvrXrDb4UEqu+0sQNP5R6o72aGLo9/A2gvm5QFT+FT+Y9tKe1vL6/4ryF/oa+" +
-        "fKulvv8kI74MZiI9TFrPvnTFoj1OKjK96uUPPtmAfr5eoSK+XcGnPimE2L4rUvW+/Nl8PAAsvL47ebk+5SC+PtMQ974W+Gy+SS1e" +
-        "PljsmL3sAUs+DZASPhDZOb5B0mC9Zt09Ptt1iD75AwS9JlaAvhslaD5Ec1a9dRMBvylDL745SVk+IW6+vbwYKr1ZxY09qCgBPq8c" +
-        "Lzun+Rm+pPzhvQZBlr61CZw+/u8cPjORoT4aMaq8GLtOvRX9nj2La1O+HZvFPTBXxz60Dly+RnOLvhExU71EA9s9+EC6vmg+/70i" +
-        "6eC+3f6tvZpUAL+q46+8fttzPuDBTL7ov9u99hNFv/drI79j9Ce9j+AwvhaXQD4Hb+O8SDD6PZm4Bz87lS+/sRb5vr+aTz2nkas+" +
-        "Z2doPlJVqr5pywy/rmV2PVhBwr0xaU48mY/nPbdH9b2u44y+miN0uyuiWb5HNTc+RjZLvnER7r6BZ+4+CKfEvp+eDr6TmHi+V9Io" +
-        "va+mCj/jS8c+asW2PiFVbz6oMw+80HMQPx8qxr53Xc0+zYsNvqIxhz4pEUg+D1jJvRHVAL7pjC0+qHyyPcDJ9T7X14Q+cJI3PreE" +
-        "xz7TmI0+6LxnvlnbbT4mxMa+zlM6Pn5E1T3brgc/R5wSP54aVj4y3ug9m/4rPmWFOL4/7xK/iN63vnholr5PILm+1xbWPlu/jT1Q" +
-        "gPK+4LIIPqfTSb6ZzUm7unnqvtG1Hb9BIUq+TegAP5d+jz2Wyhi+iq0JP4FgHT0bMVO+tZARP40tqD3P4EK+QlE9PZgCyr6GV2Q+" +
-        "sg6iPfYeRzwhops+iKOsvktp5ztu67u9/9u8vaIoLD9nEie77Zn3vArMBz/15qS9JSuBPnVPvL6pz1s+xpRrPrlIK741YiM9FKUP" +
-        "Pvu6Wb6y8KU++x77vmH1zD486Ao/TqzbPksfgT7YSke+WBjtPaxxn7ytbbs+4Ezgu8s6c76jfr++JkGqPSGrVD7Fbb8+/wwkPQNl" +
-        "gr7VHI0+MS+WPtzscj4uiGe9go5BP88N7Tzo7QO9AXcSvQKser12CKq9fpzbvpydbj7Vu5c+yArVvbm48r6uWQ2+PUw0vmu46z18" +
-        "kiw9vrL9voKuU74JIVg+ibCgvkqnWD3hNOO9WACzvmCQtT53nrG+DwD2PTP+sj4uCw4/lEARP+Qbmb4Gn8A+7YmwPqlX3T0uWwM/" +
-        "gn7aPl3n2b1zB+g+UlfZvrmtrbswLWe+la3kPQnHlz6bwcy97zcavn6/qz2iCPU9oeFJvnstJ79PP6u8o77GvuvuSL7yRoC+tOpc" +
-        "viWOPD0Amua+kpJyPvwBWrwjLzS9Ky1zvE1Rhb7H3I++SnBPvtV/gb5M4pI9Az/9Pd3egb6CRgO/CRe8Pn+qHDvf/eo9BcPrvo9d" +
-        "Zb4Ynz++BdyCvEmLFj7kH4K+Whr1viy8lbr6K8M+glOhPuSJKL7T8B2+i9IhvobRoD7U8fG+98iKvHtNYL3QVWC/ffRDPtpZJr5n" +
-        "U52+CCYfPsVIfb1OHjw+rRxcvkqBUz/E/6u9T1nsPrmzTb46YZi+WrSsPvMT5r4h+6C8ID4Lvu0h5z445hc+f4PIPuhTpD0Ojz29" +
-        "kbv4PZwGyz0hYg492qbaPnXokj04X6u8jNF7vh137T6afY2++J6ivSVJgL59WWY+Q2wmPeKWqT2ZPNw8hfOyvuft/bwfgda9jQMJ" +
-        "PiXsmT4vrFi+WkJwu3bS670qPyQ/CfA7vh+5YD6n/7k9snjTPcBlg7zQyKE+8FYWP/ZV1D7jzpq+3N7DvuOajr56m92+9itbvU1A" +
-        "sr5IkCY/27nGvejL/T6O6Lu+TBYWPoGlMr5IyC++6vW2Pd53kb72cQW9rpRJvich0j6QpWK+aHVGvRh30D5O334+hR6ovmbWir6L" +
-        "3oC+zmIaPg6CJL40joo9PeefPm3dpr0itmW8PrqBvrz4dz7DY7G9RM64PSqZtr0RcHg+ymxZPtNnpz1EnFm+SANrvbKolz1kVsq8" +
-        "3eMFvq9esD1BWQm+ymKnvjaoJLxEEQY9luXfvDwnPr6yTRC+XdIDv0vkx7xji+48ptUgu5slqT4b9GG+SJWtPXorO76vF9K+dn/Z" +
-        "Pu2JF77O4wg+7EyIPTT8p74A+vs+w67wPSluXz6qfva9E512vgS3Dr+q7j++3Zp2vkkusD3+ktk9lw0LPc0ohbwMoxU+L51WvrYy" +
-        "tj5GW7K9YJEbPpvD4j32lV4+yfmMPVrmXb0J5ai+8gG2vKQtTb3WXkC+ocgKPhp7hL7Af8q9mrkKvQjOoj0+8aG7uUYWvKHoqD4G" +
-        "TBM/gZuIPtWRtz5w8lY9y8SHvh3kC74BjD4+zwIaPqJHfT75lZE9WZ+CPaiHBD2bXZ++yL9PvghRrT2UFAU+rFPuvYV6w74z6NA+" +
-        "o0V5PTlxQz040xM+44u8vB0/KL5xRfY+5hR2Po9WPj6PpBY+aACJvho7lT5I01C+Z/F5vmD0r76Vs8C+c+YPvj+Jir61uH895zf1" +
-        "PRrIub5LryI+7AMFv9bJjT7oNMU94ASCvcdI5D3Bic8+w2l3PTbf/D14VZ+94mE/vOjkQ71V+/A8n5DpvcV9tD2zGa68svi6Ps/Q" +
-        "xT1Wnaw9wQDUvczZzb4eN+U8myTTvdcAUT55EBq+db0WvvQ6x70AMU6+75/6vuJPBT1w/70+3QwBv0Cuwj0EZEe+c8RBPw7Mw751" +
-        "6c++moFyOs+C9j5fCLk+4GLAPdZsNr0fX30+fHOePt3Txj4Js+K9ERCFPok0tL45krO9wwgEPpTejT11YEI+3qefPIDjgrw5VdU8" +
-        "HfsjvhPTQbzJnae+r1y6vSZLST6umBO95G34uxeJs71yukC9YgqJvRrfBr4y+ka9AWmbPSr2Cr5wg4a8fe0EPaOEs75wLT8+kN+i" +
-        "PZX3ozz4InO9Eja1PrH5nr5iSy++yiX6PdXnp76UHzG94rusPaf+6L3eOgI+Al1BPRPpP73IKmm+XuY0PjgnH75bvJU9UPkTvio9" +
-        "F777KY++7ToHvy8grT6it2K+ZkUEP1na1DwF2tO+VqyrvvxaJ74AOJK+EK+bPuHm4Tpg/hM+SmQ0vUURzT4m6hs9EXWvvVk29j3H" +
-        "O4++ilcmPp73iT44PgQ+gZDBPhzOXj5ELYG+vr8bvfumkL2nOxg9Ln8RvuwrarvtQN674CQTPv5Vor7+EEY97qoOvWpWwL3MLsS+" +
-        "iVEhPpbpjL3jc4c+/lWGvc4X9j2+zVc+/2E2vv4poL6BJJG+mACRvcHEoz3cGrw9bS4OPpN3MD13Mo6+0DqsPVbeFL6vcIA+G4ss" +
-        "vk14pT7zFzS+elSDvu/XRr7lOTO+GbLvPe89Br73zFa9BOfYPRJOrL7JDQm+aCQYPh1fAL926uE95faBvh9Vrr5d2II9q0tOvn6H" +
-        "Mr5K3Pw+MZcuPgULEj9jp8I9msRmPmMe175Wi9G9049bvuFIOz483tS9JpmlPgad3r093YK9fbISPpA9Gj5JeQo+1r8QPkb63j77" +
-        "4/k+ndA6PsnNRj0ZmLm9a7tmvkWclj5HWpK+v4AIvdnvrL66DOo9YMbGPnxtCj3qmQ+/+shSPeoSZD2Ezla+Ovi1vm/3HL61pQk/" +
-        "YH7GPZV5NT6/uNE90STPPQ1Ci735I8i+DaFSPiqQUT6iwjg+ppxRvAXDmLsM4z++4ylKvY0czr1PFdq9H3eUvmmXn751PEA9qNzG" +
-        "vsK0Gr2cmLA87MQgPfGqOT3V86O7TOLiPatspj2ADA05xJ5PPlzlIz6f7l4+FwZuOzXBnr7CJm6+oTm6vbD9Ab3NKfi+9TERPmMQ" +
-        "/z1RISe+CyKoPgmDwz6ebRe+kguaPcKqh75TWwK/SA/tPIp4dL/UNH6+/vqzPq6+WLxf5Fu+Pk2evINY/b5o0Lw+KB2WvQVkd74X" +
-        "2Us+i2iAP2sopj5uEBm9vXugvCfIaj5Z3DM+jSwpvaOuyb2Zn6M9b8yivJpWiD4gNJK+TtUDPl7roL051x++lxtOvS/rSr6cbOM6" +
-        "cPttvlAkjD0uet6+x0dvvvQ0oLxxaSk+xZwLPujchb5UsJO+/D3LvhuitT2GkAs+P4J3vsMsTD7rwH88nIOdvBdI8rtSBJI+cVlt" +
-        "PnXyjT4MHE28NTN2u/uIP76ZmTG+NNQxPnpJ0DwbniA9ecN2PPr1tb5Wkua9UhCXvq17ar0xXhO9iDjWPfGDOj4LCsy9+suXPR1l" +
-        "wr4/rqU9pc9+vlfZEr+Qu8y+/KzUPePib74GDAm+K+ApPpX7zz4pqs48KrhVPd/Klr75tI0+zqKWvle9A77aumM+2zpAPkU9vz1p" +
-        "PjK9xXYHvrihrr2X3ji9HPhOvsK3fr0737w9V5k5vbvxWr1W/xw+gBpRPZZxqz5o1xI/ek7zvXaK0zyJ2UE9b1IrvsZy5rxon4y9" +
-        "dZMhvty5bT7huEi+0Z2IPun+Rz4HcA++wEfRPJyT7L7qyqM+4ZMVvigX5L7oTDo+wYHkvdFNzT7t/we+PCn8PARrhj2yrnC+AxVt" +
-        "u9l+5D4OOzq+nL0tPkf7oj40o0A+An2LPjrjWb5tm56+2o2BviQPA773Rhe+3FiAPkKvaz4DE1C7dj6RPYhEJL49Rhk+ykWpPTyV" +
-        "DL8ZsgA+VvYtvU0Hgz7FGhs++Ag7Prz2WL6vpXi+sV+Vvii61L6vxXG+yqV3PeJRp70zobQ+txyFvm5sLb6YTca+2DIiPkStsb4R" +
-        "SLu+t9Asvju3Tj4CxJ+9O8D6vi1Krru/zhu/QSGnvaoH1b3R5IO8kLQXP1Gs2z1j5QI/SXcpvOzbkb7MMsO93/tbPqVmMD5VCIg9" +
-        "BlxPPmq9PL1Yk70+Z1WlPbsnqL5km5g+v+TEPqcGr76s/oi9D24CPi3cKD4uIlG9gcDdvURHT73a65G+n6cWvRzZsr6Hp7c+N5hZ" +
-        "vn/RIz7DuYK8DKyCPVJvrD7ZO8U9lNXyvftm8z3RVRk+Zpv9vq/Bjb4OXoE+gju1PisPMjttBx2+Axi/PaJtaD6UMJY+wOURvqqu" +
-        "4z4T3109ZaClPXfDmz30G9Y+9+ZFPsWjFb4BILW+4VWZPh49lL2RbzU9cBkmPqcXkb66G8+9nwkuvX8Teb4MVMI+EtRxPgHzzj12" +
-        "mdO9oSkpPop2Ob66otw9n5fUPWoDRT6PkBc9NT2MPovRgr3iYwM+RPsVPdzpST7PSt69MfPhPWvJUL6/NlA+NtmpvgxVZL1dWwO/" +
-        "MFjbvDOPkr5kQci+q2fOvo+wqj1TuYK+pXhXv9QuFz7075W+THHkPg8jtb4gPq+9pu6EPgww7rv/bDY9vOlFPhCepD3F8II+HI7a" +
-        "vJfZWb7zZZO9uJ4kvrPr7bzNI5u+doJdPlW6sbwN3r69tCGQPvuOA74qFXG+O6d8vtdVhT6XUoU+3V+yPgX6GT59B6M99mYOvrpj" +
-        "AT6GWUM+D8vlvW7EJ73Dos891p1Rvhoq070p4L6+j28JPqXsYD2JZB2+a8esPpmTRr4gJua7rLOlveq/Zr4G3Ew+3mDsvlF0qj7x" +
-        "kcK+ZtESvIQ7tbxDU/k9fb0IPxKvVL0lYIC+lbjNvTc8AL7dE7e+uT0avBHnWz79HiQ9yWWHPrtbVL12UaO8dMuGPCfPXb6V5pQ+" +
-        "GbiUPjqroz2iQMG9gBPtvv3WE74IN0g+zA4CPj58VL+VU4g91VytPThiU73i0YU8UFFEv+uvdL6b8UQ/SA1Vv1iwAr00nhG9XAuu" +
-        "PuzR371BSL479yunvsU6Tr6utze+ngRePlWTMz6BbXK+hEm8PZ7F+r1+z2S+qqCGPTCQWbwjIjk9g8w3vnLASz7VCZc+68ODvg6A" +
-        "Yr4oSD0+RWStvtCan77XZ+M+3W/zveNLNL2rEAi+Kax1PtH3Oz5sOhC9PUrqPTXOEz4V5SE+uwPHvkyV7z1w1ig+EGguvmxk5r1i" +
-        "xQi+nMKmvaaeez43qYG++0Qmvgb3JT0L8Rk+5pCmvr1kRD7YgUI+s3dVvZCKZTws8Dm+LmJCvtizU761gDC9ejnrvM/CoD40eRe+" +
-        "4ZgmPs2a4z2SHAY+WqC1vnlcAb7cfqG+BCmuPb9WWT4upoW9mzCpvEv6mb0ndPk8VenKPjJtZr5Lwqs9DtCpPTSGQb9BU829Gknw" +
-        "PeonWT7eJqY+AUHDPY+65D7zPgE8g+wgvqHzU76K0AA+P4F8PvktLr6D8zU+87NgvlyfA7uVHDu+BZycPLNP971tvqq9m3DFPciT" +
-        "vb6X52K84oNNP8/zVL7ZHrU+WfG2PHvIg70BcI0+comNvKyFpL5UVjk+fMCMPagfK70oA7i++8kcPqdChbyoQwG+mZe2PoQH1j7d" +
-        "o269PVz7PZ/USjzhrt09eyh8PhbdXLui9Ti8Q2y0PAl1570SFtI98egQvgyrybwzNIW6zYepPZBCtjxsepW9OOwFvSX4fD7+YO27" +
-        "pakDvmy+Rz2Y2o+9f3QVv3J08b2PwBo+GfqEvs+xGb4YvSQ+/fBPvJrkxj5Lh4g+NEqvvan8Wj6K8Pi5ix+2PhoACT/T2wY/nq9W" +
-        "Pkzp9TvKM7I87Yp8Po2wxryaSJ2+/nwdPrJ8ET7jC+k7KlIGPlHjST3h1Ym9NpGEvkRRFb5Q0tY8u6VvvSbu+j7N+vq+u/6DPvUK" +
-        "sb6FzcG+0OfmPQCCLj4JgLe7IkIAvUEzNr4Vi329wt1CPMZ6hL2+hwG+BgVoPiYn/r6sMwO8VZooPgiM2T3bh4490n4PvlAqbT7P" +
-        "/FS++qIRPk/bHb2HIA+/e9+Ovla2hj5OSPo9/YqDvAE/Fz827I4+XPQRPp2dbb4g8ew+na4uvoMB1L4dbSI+fE8Svrha4TzWvSO/" +
-        "cvscPtLtFz/bXHw96ueNPtCOW75/xVK+gtwhvo+hnj6DdYQ9BNWpvNjR5b20LCA+0PeXPZsQmzx1ZBI+3I8dP/dDBr0LWII938XQ" +
-        "PkZRgT2iex2+Wy8UvJ61Yr4FD2Y+r8jHPbS7Ubz/rHO+LmanPnZee74g8aO9SqbbvTgaBb59Mhi/YEvwvvSjxr72aj0+HjguPv8S" +
-        "XD28Rp+8Drl5PtNJSL5KVIA+yh6Bu1YMiD2wr5A9t8G+PBYqPT50paQ+jWRDvQUHWD3mqya+2PjtPTAemT1zWru+Kop+vUUp4b2S" +
-        "97q7uJGTvjXHqb2GmSI/ehuGPRKfHT25S7m+DtjuPudPfz3Vqtu+zDp7PsFBob069g4/3/b7Phi6PT2bygO+Qh4QPuyaAj1XPvQ+" +
-        "vCyuvqXG6b361nE+x76PPu9qCj3Jhdw+95xnPWBIrr7wmB0+uby7PnjUOL4qY6o9wDqGviUXJT4f3MQ9mJH+PD/Op7yj0by7tXxr" +
-        "PlTxEz4s9Vc9Dt3FPoGt5j5UYFy9mqVFvs8Vdr5RGyc+Wd7sO5VyIL05rog+2fgDPXWu7T1eLLE92kLDva844b6PmV6+dhA6vMGv" +
-        "D75DTZ29WSvVvo39KL52pqS9ktyFPN8Her63zGW+LQJ4vNuSCD7YABq/JjnKvTwZLz56cPk+b0GJPUjD3L1oM2S+1AfjvO6eFb8J" +
-        "J1w+e7PRvnZzVD6QROO91wz8vHCPa71N+3c+mXpkPhckIbyB016+NlePvRlFqr0XHIQ+pUA6vr8Lzz4bsru9ifkUvvXKcL6+bh4+" +
-        "5UbJPjvrT75F7mS9ORaLvvOFLL4WOYg+nTUzvvrVsL0KDKk+Q6WQPbWaVz5qsva9aL4sPHb8TT0IWIW++ZvyPOcO3D1DIMK9L02b" +
-        "PgdaML7CxYO+LPumPfchXj7SyI89KFEIvtkwzb0aIRW+B+nEvi+zLL7gKgM+ir97Pnxjcj1+4jA9ML9PvpaW+b7wzpE9NdnOPXA4" +
-        "x717GEm9rT2xPpZYJj48kSi+OQkBP17apD4fxvy9ZGSDPq4GRL7lWaA+RFt+vG+ag75DeFs/bS+vvXEjAz5xESs+WmkrPc8YQr+U" +
-        "1eA9xaZXPLOpDL4/EhG+vJHTvcpbd70SA5I9qm4APvdlNL/X+Xk91qoGPhQhPz6/sB29cKS5PQyxkb7ATDq+YhPNPsbQhb6Zegu+" +
-        "Su0nvr/Egb6yDJo98xCqvRNt0D6jX7m9jwwWviamw776ivs9n7fqPYVOpL6i1oU+c3IKO+spjT6VZcO9KyV+Pvtmlzys9oQ+n0js" +
-        "vYvhGL0RvjI+8UP0valCRj5UCS49kGG+vnJyH764dFe+fkT7veK9Hr6lecC9RisQv3HSmb64FJw+sDycPUdr2j0caF4+5BtFPmE0" +
-        "gT6waci9GHd5vhgscD4iLQw+dFZ8vn4FzDvnYXA+q8RNPooOfL07zU48aRttvlD7IL8YsgA/dKlBPqZ1jr5kBv29t+6Hvvwywr2d" +
-        "0jE9AwQpPTjfK77eGpS+n6N5vQh9Ej4cYVA+Kt0VPrcoHj6WSWw+fRb+vZgJmb7GUOC+OqoBPM6dvTwrWRE8NSYQvgI8v73Wqpc9" +
-        "osIpPRvjaT3Qxc49rsCnvKf0gTyX3eC8MtimPq02szwM0Ic8KrTbvixxU72LPJA9fYzzvDRNvj0ZH4Y+e2SFPhT6Kj7pxYq+dbBR" +
-        "vVePqD7Xkdq9ZD4bPqUf9z0t2q490Ao6PqpkDT7rC60+p9VZO5Hp7L7NeoQ+4imFvX3nI74H5Ey+YlIsP3TPpj4clBY+a8pVO6DN" +
-        "tT7o5V88O3tPPqOufT7YZ1u+e+8wPpG5jL7j6GY9xBUCPuDvSD6etIO+aCt5PtddPD/2RCc+vzKOPp42xz4jGdM9AfCCPrORA7/b" +
-        "iaq9Ey8uPjn3AD/fnAS/+e9AvvXJXL4j3fW9ao4OvpEr6jzob2q8AGt5Pjcgy73P7wk+/9rivlQGkj4YVX6/zPXTvX0T7Txmj3E+" +
-        "UuN2vmdTUL1kozi+lVuNvsGbnT3oPko9vyYAvmtDFr5V0em+ZjKBPtk3AL2amhA/Ka9wvveYhb1O6QG9itE+vnehOT7Hn8a9FxO3" +
-        "vPP44j6LRTu/W55VPj3hSD7EFrM+QWCGvghqmD6vpfM+2Plzvjivlj4xCnw+zwJVvjhqFD//7ZG+cLgoPvYVRL4a9mq92FEFPbTD" +
-        "Xj5dJIi8TXb3PTKdjT7iY54+cCOjPcovHL6IEBC9MXKgvpbcND4CeNi+u+90Pon34Dw3PAy/P3DUPP8ANT47MUA+pz6SvhPWxDws" +
-        "eoY+Yk9kvi214r4X8Cg+bvSQvsA6FD5VMC0/rqqKPWy63bwPpKU+FLE4Pd8FOT4HoBS/MqLZvj+9GLxMTy4+8O5UvhKHiT5Lnx0/" +
-        "DkPPPgBEjr1VfoO+iBEuPk3ouj0SONO4Zbv8PfRYXL5FTxc+GjSbvNvh3b1GW46+1wuBvibHK74l06m+/dnyvmF5Mj4sLeu+Eu/C" +
-        "PdKt2b1FtKY+S1AxvoW0jr09e/w+kVH5PYvByr7SVos9BJbWvvYmo76p/CS/IAB7PgdgVT59Lu49JO8vPGFkK75DmdW9eN7ZPv2u" +
-        "hr6MY248XSc0vlaYgr4fT4+9ScQkPow2/T3EWJy9tLiaPrxeKD1SqjO+6r20POblsz58uY49h6rAvE5ZDL0NiUE++wMrvimG6Lw6" +
-        "fTs+/tyePvvpBb5FxFs+LkEnvnaLij7/7oq+DInIu0LxnL6zsV490X1PPiDC2T4Ox8o+JJblPbCCt72t4+498PbwvW5UG76AQ8W+" +
-        "P0JSvioX8jsj2bG+oGzNPevnSj6c0nu9sDTePK1jZb2W7Oo95XcXPcxMET7lJRg+pxXuPGDUdr6zu04+mEKrvTDk6zzFj5E+MZga" +
-        "vUvKLb2mzpq9dR8rPRE/Br4SwRw+zJAiv1/aor5GoPm8DHzQvWvdIL6VOEG+VCxZP2QvqD1yF589QgGoPZDk/r3Q8xs84FYDv3zX" +
-        "mD1pAAm+HySkPfHtmr7GHAm+N5RkPkQw+D3boNq+xL4fvvOgGD/ptse++pnrvTfNZD1DpOa8UO69vc5c4r7amQE+33wGvzlsmL6s" +
-        "vA6+6TtcPRdSRT4cHuI9bCCkvQobw7y419S9wE/YPh88w7230Mi+p566vrB3hj65HR0+lRwhvkUKvj4ap5A9dvEuPUan1T1yvWC9" +
-        "fU8lvpAA6j41TWC9YRAZPmAeUb6tAki+mmDKvj4JM72/5Mu+bNtCPqrY3D5n5CK81vO6PIh1Tj3rQJI8uDLGvfYdbT4S9Yy+3AVy" +
-        "vtZqdj3JaD68Y26NvhLDFT421ru9bhs8v+dMzb4llC+++KwgvmykPz5Miso+nUCsPmR6Cz6Jwyw9T3GDvtVLlz4ePFm89HwHv53J" +
-        "Mb9RQEA984eTvtWqVj1CYe+9io8PPRrKmL4PxYm9uFghPjISXDyZsgM/FhgIvkpZYL4ZWTA+CzE1PtMFW7yfzK09sEgjPRCwhb0j" +
-        "qou9LRueO0lYm72yALY+RY64vjmc3b6v4gC/ijiEvrNXlD7hnsE+MPVLPaIUcL5eK0I+wZJDPDSCkL6zFpi+/Im8uNcHIT+lMZQ9" +
-        "1t6hPiKstL07f0g9IDOdvNuMlb6XyLM+DMghvJ4JIT6pMjm+Z/CuPdZYO73XUue9iUycPcmbKr69+wg/j+kyvgFVkz7HGjE+mL/8" +
-        "vgXV7Lykd7K+WwLkvLahJT90hI8+Z7BFPqEzQrqMV64+KvWJviZy5r18/YM+p+kDPzrstr0BpWU+eMfzvPDt67xV7hq+1USQO1R+" +
-        "ej4v0a89s5lcvg1InD5UZ349vR/JvgbGM70MCpO+M3Z+vplKcT7LV+m8jE5cvuhsY74SukW+RD8pPQ0RET9u8SK+o66PvjMsUr8g" +
-        "nqk9cv7vPlT/ab17JLK8KYrhvtwxdT4EUiY+PvguPi0qv70Px5C9tnuiPvAbhT4GezY9wlVpvrLTVL4gfwC/WO0pPUfzerxvMTq+" +
-        "wIUsPmymgD54BRM/kIKGvVEf3b5IXjS73j+bPuIfYr7/gB898sMFP+/mhz3BrJk+soKQvurdeb7roj8/x6E7Pgw1ij1gfJy9znqh" +
-        "PY1PkTx59e08qFIXPwqhUL7vF4e+PbFTPgD8HD4ujwM981/GOqLRNL41W9Y6gLHaPVuGlD6Qe8M91pHhvo/rkrxA4gE9VPh1PttL" +
-        "Vb6RdWg9cfKPPdne+z25HjE+tiC7veOPkD2PVx6/8ISuvVR5WryWaUq+4ybnvWw2LD08+Tw+Tlmzvi2PTD36qrk+X5BwvJqYS75f" +
-        "Y6695jYePgrfSD7YPK88UocQvggiwD0p4ug9CkXwvssEXD4FGte+Z/N2vnfSlD3nPf69u6LYvARNuz3Yx6w+YAMRPsns5L6sVcs9" +
-        "/4Gmve/pir4Zyyg9C7+CvGofKr7mjBa+I4Bjvlc8ez5Bxf++QXehvberpL1RSOM+cNDjPb5IIb7/Tig+KaahvnzGKj4bUBA/xM3G" +
-        "Pt1dU76a7g895LwnvvcleL5lhIM9uaObPDhrxbwvCKU+Cbo+vmScGb7lvgS+YbLFvNWPOz79pcS9r+ADvi/0DD5gtwM+jG1UPm3Y" +
-        "dT77rbO9LLwtvlas6z20mhc+9Qmqvr38zb0Z4bA+i49YPlifgD6/PaI9tCK3vookgj2MltI9tIZqvPbqp74BZqw9Yh8CPk8WRD7k" +
-        "Zuy93S47vn4Gjb5Z8zu+1meVvHK4KDoBILs8JeQnvjAtfb6yEB6/ivG2vp8XRD5B2ns85Wz5vDDMkz6+qe0+VJDYueVWgb4I0S8+" +
-        "Segovl/hnL30YzY+2TKTPirVIr7J2oI+eA1FPq6A8z2VVU0+3bimvTJj67xdtJu9qVoKvhx6sz5fk/w9O5OFPsTrzr3KnG6+8cys" +
-        "vt8IKb+34bU+118tPk3cjz4iQ1W+ui2Kvlb6PD6Lr3k8xAauPqKaEb73/GU+yc8AP5eNJz7GCY2+hJAUPqgvwrsmPWM+D2+PvUIB" +
-        "WL6Ifuo9h4qxvjgIe74SGYe9ezKPPkg+gz4QWTS/BO7pPTxSZb6m6s8859OpPqer7zwSWHU9U8hkvX3Q57x6gtS6ypWXPslLKT9x" +
-        "2Nc9BrnTvVmagb54kga+hs3BPcBP9D1vOxs+BE64Pu+r5bzfvg69xMDdvPj+6L3IX6Y+YwS+usVZjj7LZxW+UEFvvqHzM76N6lw9" +
-        "0PMePs5hqr0WVpe9DilhPjMnRL4wSiG+dBm5vnP/1LxotbI+0XNjPe/iUr4Jmyu/k1vpvmaAdj64hQO+poHRPHEW8r4NndE+ZoEG" +
-        "v/KU6L0yLwK+t94gPItnZL5OPy++25srPdjRBL5pMFS+d3fqPtFKvj5Gx4w+pWJavWLKyjxX3uS6k303vkXYWD68FzS9xcaBvRWX" +
-        "Jr0myFY+9CECvjF1Ej71Nxc+VF6uvhhYfb7RpSO+N9d8vqs6lL2oCaI97oh6vX8Ktb5J7xA+KmlFvheaED6tIcS83qpjvpm8Dr44" +
-        "XaK+UJoZPni+ST5r394+JJ88PkKBh7upF7W89xkTPfSGoTxHPca9mP8DPxS0kr68pMM+vKNQvob3M76z1UA+pMAEPI5X3T7vK76+" +
-        "lRsQPbexIj2nRhE+gmvKvmx8fz4ldk29K82tvW5j9L3aJrw+ilodvdpMn71g8bY986srvTmumj6+DZ48ORcKPviT/L6Lvi++Q+Go" +
-        "vEAOTT5GhDo9KGOJvgcfJT4SWNG9uzK4vYHjzj4nPWC+I0jivWPlSj3TTra+vKdfO1fsPD1MYM28zboxvPBHxT17fK69POvSPeYM" +
-        "AT6vBXm+rDLNvnSKFr7HCKa64KjKPSBTFr61tOq9ZqmUPgoqgj04aLC9wRKKOxofMz63ukc+GX/ZvhuU6r2F0oq+CGGavNB7vD2u" +
-        "BZ89piLfPrA/hb7BQzC/qvbRvN+Q1Dxgx9w+xPu4vHajOT05LTm+sO0rPqW/Ur4hHwG9SudYPal5dr5lL4U90hwzPm3+qrxh5pU9" +
-        "UN89PhLNUD47eEm+oQt3PjRWmr5tyGY+JuHpvs89TL4gTnS+bJ0PP+i3gj55ipe+Uw07PSvdtD3IWTa+eSKMvlMeHD72GQA8Ucmj" +
-        "vZ9k5T0B0+u+Wx5ePi7QN7/012s6716/vFLqID+TzIU+XVTgvbQu9DxFZW4+ZGoEPLQNWD6fsY6+81pJv9AKdz4aVdG+WLNnPvhL" +
-        "rD4Pj6A94WOlPXVr/r0D3N49ZtjDvkYwL70eo2c++aCOvqcGHD9FCxK+5CrbvndbuLxV36++K7u1PoclkD1uyZQ+drkEvo/wJr4m" +
-        "FYI+xuuqPc1SGD7lUK2+n84uPXbqsD3kzRi+DVwtPdd+4D6ciGk8bKnIvlS5Ir/o5Zw9XhllvjKL8T4EOgO/pNjWvm1J67039ec7" +
-        "cYU6PoE+or46i8G96EM2vorX/z7vGDC848YBPiyvlD5iL4e+BoyNvG6njD5Jo+o+d4utvbnLBL7/mua8khmLPshmQz6GGMQ++qWB" +
-        "Pj3Wi77Vp6m9nIptPnlejj6/vCi9PtQnvfnlkT1j5E8+d8hzviJ6ar4qhTY76KdyvfRrzT6Lfle9QjLlPYRpML4cNYm+bye7PuHN" +
-        "Sz5k+2g+vw1tvvkIT76WWrK9uxlLPOOoe71pn7w+ftVmPmZZDj9NB+89otx5vQ3Vzj0T4Tq+ymq4Pjje1Ly7pSW9Y7OZvrq+lr4X" +
-        "rzo+QOnfvNJ8ij7Dk4G+lpqHvm/YNT7phKg9CI/pPagzUr7jdw4+WWt9vs1OMz7Zxew+Q4ydvk1eLb1UjdS9mNFWPruh+j6CEAM9" +
-        "7MYbPrPiWj7Ks64+o9rjvsq3gb5Nlpc8IUVcPtV9Pb5R2Ae+tYKVPnglIL76PZY95q8NPaQSjT7tnkK+sE4MPtQdVz50baQ+HNBc" +
-        "vW/GmDsoRJY+0vwqPp02Sj8iw5A+SlM3vbvmCT6EQHg97ep8vQrtwrwP9Ny9KzI9vp7NV76hNqG9zinDvmcgKr9sUr+991HIvY7A" +
-        "jL4oiAO+3x7OvWEfW76ZvBC+jF8BvnwoSD5MHAO/OhDBPuJTsbxrT4C9MEfGvlNw8z4wGJs9YeI9PgiUHT5fpCU+xiefvssTBL5z" +
-        "8AE+jo2kPQ6GR70EVGQ8kf16vi8HAz2JuCw+pwd9vo4sP7vqMgu+TOuqvqJOK75QwFU9FmKCPlNnpr6nDXm7zBaVvterFD7H9f09" +
-        "WiukvuK2Jj0ywfW+ihQwvmDrprx52Ru+6RIAvpJOCz/kCto97oxBPovv8L0PyU++yQyGvikbdj0s2BW/jq9EvtKjsz0Pir09ZErD" +
-        "PvEPPb7X5Xg8SyNuPdkoez6ZD+O9w1qbvSXSfzyT18++2dnaPifTxT1ra6G+2hknvWYhOz4jhuc+PoY4PXpyf7xOFj28NrFMvTHY" +
-        "JL7MhBW+LKM6vyPIw76wJcU+LdYcPm+8L74++pU8psPQPWZ7Wz4xBLi9b9KSPrQ2DL6yXs4+l46HPvtrGj79suE95ltRvX+Lxrx4" +
-        "plu+kWr1PTeenj46GVo+x4Cjvm9TnLwaJsM9qzUWPttj/D1g5Gu+rbtlvu7SoD6USCe+HmCvvYjveL7+0Zg+g0wSvvWzOr64Xiq+" +
-        "Wrx1PupoTj31ViC+4QQIO0MDdT4QkTO+AGsWvSO5IT81Ufa+tIJAPoXRCj4Sefg9HOpIvn46Dr8OQHs+aYaSvOLF2T7ngaQ+vm30" +
-        "PSiIbr5myIW+WjElvXZcAD7TaZc+Y7+uviA/HT94Qky+PYmJvrhLwD0ew3k+WcTfPlyS4L4rwiu+z9qaPf0qP75u9YQ+xVYKPS2f" +
-        "Fz9Urm09RcXAvgT/+bzqIoS+hEpxvZt5qD3v8IY+vqBnPiuuVz43rL49XlbNvhZ9Iz/AIAM+bbROvrNUM75+s509FaYPPVVmub68" +
-        "qac+TiXzPmrXx77U1jK9nSnMPQk6tD44BZu+Btg/PXYvFj5BcnI+kJkhvofwy76eHrc+6MOWvniRqz4Epbw9tMKkvogpiz2TiH28" +
-        "GS3vvhD9pD6zcIa+wVcBvpW7zT7QH6M+foNyPYKZm77RMIK9H0yuPuSzaT7ItJk+Qj/uvp+hVr6lwg2+M8i/PZx27j3y0Uu+brWI" +
-        "PmRdSj6vM4Y+vB3mvsn6aL3QxVy+kwyiPiuOLL5Ot6A+WzmEvszZUb5gSJO7KfGTvv5wu77FbK09pi6qPq1Tk75nyhQ9fLBiPEhG" +
-        "1z5sc0k+EFGLvo+Roz6iZwg9Z03JPvnKjD1VApu+YkoSPrVSpr0rYr2+Et+sPhQCSb3LvgW+75TgviHyID4QDeQ+0pihvhNh570X" +
-        "OYe9MrOtPptdL77EMgO+th+UPo74073YL4G8bJQbvn6/Kr7Lbcs+W1KyvGeD3DxCcce9FP0ivpwkML6TOoa+trtAvtuU3D4mZNe9" +
-        "W3qxvt3znj4quQS+DLkdPX4/DT/MDdW+p04cPeZ+cj5z4g0/UtUMPCxjrr75cZO+Rs76Pv/VLD1axi+9X4iYvHjyLL501qO+66wK" +
-        "P/aF7746K46+QqrAPujoKj3spgO9WzjdvXp0bz3+gG0+B1EiPjxfwrxhm7W8HryKvQ==")
+        """
+        X9mCPOhzgzv9yZC8Q+IFPLxalTuy31w82WvBu5QEjzuMihE85JhKuU6ZabtwGF26Esw9PJML6Du4bQ48NlLXuxPgA7wY1b+7YQLH
+        uvWGMjoDQDW8luA1PDL/J7zFzZ86WI8YPGvPd7paqgC8bb5kOj77sDw5+ls8ysOHO16r+LviMnu8JmaXux3VjDv2/66632ljvKvs
+        WjlKp2q7sTWcu6Ek3LveALo7Rg3Qu+vPCrw5Af+5QS2aO9bHFzz08Sw8gXrku4ns1rmEkEI7DzLTutxenjv4OE48ZLuiuxLxC7xG
+        iBm8GVtDPJqcvLvAZNk69qzKO1TmMjwquhg8I5HEvLNG1ztEyvc79Becu7g+3Lnyjgk8xgpjOxbE1LqJdLi72sMGPGe0Ozu7eOy7
+        8mASPAij0Lvr2607C/2CuiXLTLzE/lY7YmDLul4ZpLvDzKc6GsT0O6Vmc7qzUoi75aOYueZTJbrhrwu88Fo9O85Q9DtbqSq8Y+M0
+        u0+kjTpquC27wIy/uw9QsTie0hK8VwreuSbyDryBNNa6xUbLu2c+XrqVZk47G3c0PKYoerul7lo7QYNHu7TAObvFNnq83a8IvFRF
+        gbvechc6dRVwvPNqbrvoj4q7QpybOjLcVbu5Hwe7VFgsuaiQHbtyabi5JPrqOowhEzur4+e7Td8+vOyXGTx3piK8/IBhOx8MVLzw
+        xFY5TnwMvGOoyzqCS+u7ooe6uvCVALuke1G76z2kug7ngTre/Li7crD0u68hCbxProw8Z5Kgu4lCbrvEYK27TuNfOqw3Bzta3VC8
+        Ph+ou/sTlDqD1Wy7doCkuqTqQLqDBak7qamkuyOEOruIqrC7Ia2RPBhPLzyyILm7kR56O+bKTruT1p+7PPYUvO52F7u4C5+6CW1V
+        uysypLuGnIY7kaYYO+TMF7yXw0Y6REOKu6C8yDv6Q2I7RGGPO6uj0LotVGy7ARgfO5Hdcbw6RF67Tac0u8++lrttZHO8qJ/0uklK
+        xju3UUm6slZ0O6akwbsZBZc8Ts9GOw7nezsmRYG6ffDju/nCsruMsG28V5PTuao55Lkihii8ZpIIvHJziLtXTIk7FND6upHn8jtX
+        7U28dyz9O4kWi7tzrbk7A6nZuprt97u/9C875nJlu1IosrpLrv07haFou5ZxCbnQxEo88RCaOa0aN7ulhiw8lyC+u+EHpTvP6pC8
+        eN8uutwU6bnUE8e6h6WhuoPg6Lv6r+m7KfmWO5VG5br3OCA7s2+/O7b4Orjs69y7jkGeu/NBgzvLno07U3jouS0OObqJyHI8v9SP
+        u0z1ujveTeQ7/jyIuwsJizq0ROS7/G1SO0Fj7zvqwew5ZOTiOcolDLt7n9268/Jeu9sVvbtvho89fUPtvDlpEj1U6YM8mASBu2Pm
+        cTxJtRk9lNgiPfkAfLnZAM+7z0fcPFD2YDwSQOU8GgnuPFQ0rLsG7ma8GPTEPPL6uLu2km08GiVdvC6VHLyrue86tv/IPFPIBzy5
+        jom7nkYNvBp2VDw+XLs8EvfNPE4GDzyWtDg8DwRAu1QPDT1x5tO7lbsbPNGsejsZFJ27INioPM0LD7lR8wG7NedEO8/cnDvZ4ng7
+        2rqYuxqE5ztVqL08dQQbPK8wTLvOwWk8n7MlvJdw4TsKOBA81pk2PJZyVTv5nO06YjWtu4LKnrr9hJM7SxfRO+sLDDxYjp88DEq8
+        PC+OybxbTvU7Rc0qPLKR4LvbeZ87+ThCO/D+ljsYXVu51OANPJ1/SznsDMg7TdMCu3EKFjr8twu7TAi0PBLVJ7xOoIC8aYl6O/oP
+        8zvLn7K6z4RNPFQdHjw3RCI8yOCKO9q5gDpqv7m6yQTPOjGTSbp84BK78aPVutw7bDwTzvK7kp20uomQ0TjEsHI7hCG6uekVZzst
+        yyK8hcaGPBvO2bv2mmo8S0ojPIH/mDx7Of86fASguyr5ErtYq5Q7mK45vBRA4rtiljy7XzE4PPFxQLtpIo47aO2gO7WqDDwgw/K5
+        9RTlO2c6eTz5wxC6c3xxu/obvbvfZQ883NpoOrd1mryvo4o7e68PvEOZjjuRmuO7RIPMO3KFOzzxpzo8rELxu3LBQjydpJ086GoR
+        vODMArw06HW7VI+cOwknj7udCNk7tLGcPKEFObz9hAE8oXmhu//aRjykUWk8HwxUvMF/ODtxRHU8bnYGPG5lfrscMIe7j/ggvHf4
+        bzrv8SK8MWO5u8m2lTyhdHQ8chEEvKIbXjyZX6s75U2ZO5MSx7qih3k7YhUCPH0rRjswZYM6/Pcyuquq07sAjeg6Yt1uOTcOCLx5
+        mxc8u3ZoPHhmjDuBEmE7trUaPHgQEjxiCvW764xlPIKyiDs4mrI6iPkuu3TUp7sFGja7GtWpOo9ad7vbm1i84HudPOCJgjza3uE7
+        WytlPHINubs3ISA8fYaFvBpG/rmEjlw6SUbwuob4ZzlHT9W6qO/zu1ErYDqvzts7xahtuk7ctjymR7I7C+9NPO56JrrhSiQ7XH7C
+        PBq7KTsmGgg6/L4hPBP42jvp41A8KsVkPL7JtrqQCPc7+cUEPLvIUTtO/5Y7deIavfAfKjzqvrS7dMeFOt/LCLyMgCe8dtSPvMFM
+        iTxNwK07dRHeO/iTmDzRfpa6nXvDO00cx7uK4iO7UGqsuvSXejvBeL88w2sXu0mOg7ylLBk95EHoO/EYCbsBt148r3uWPLRegDow
+        dw09Ky4RvG6EEzzYIjm8eRZ8PO/XEDwnxJO/k4sZP+MEqD/Fkgc/d3cLQFkdnb++yUw/eDEVviXFBz5V5kG/4uFmP0mQaT1MYyW+
+        g1dQPhndpr5ib4Q/oeUDPna1IECA+Uq/b822PjufGEBA+kvAegaQP1zGBr84zo8/WoNcwGELmb+3gOK+NGitPvgTwj/v8A8/ZDKs
+        Pyv0T73Gb7q9jp2jvZ9kWL1Q5H09BVwMvGiZZTyxxBW9z1E7PVe9v75KTPA9Y+lRvezenT31Wmo+aXJTPWzSWjvZeVq+eJm5vkH+
+        uD+qUoA+gbYjPifsrz1/LTQ/wTxWv6g8LzxRXJe9IdWBP4OO7r7E5QPAVANtv+sZBz9yPAhA6+2WO+IG0Dzhs/C7gp+iPOqjHTzd
+        vTo8WHjJu5RUpTxsQJs8YntbPArAVTv8yGo8rtY5PPuyezx48RW6pHiROoiGbzxPcPo6zLJdvBsfgTsXVpY7oeYzPBbu4rtgESo7
+        tGs3PCFl2DvE7WS7kI0NuymwATw0R6+7ioURPA695btfnRy8RN37u4Tgsjm8LHW7eMdLvHGPOzzD0Jk7ftchPENypTz5Bpc7Y7nt
+        u/dRqTtNr1U8zcMIO5AlQzz1vgW8k6g5vEJ5u7snLtk7Z7hUtnkMPrxiu4Y66c3GO6qxH7qfBBE8Ve6eOxapa7uhtA+82cjxu9Lm
+        grpfX4w8Nq85PCePlLuoYr+7vHXiO7gOLTuqjg88Vs6YO1oSfju33tq7AKgIO38gAjzhvRO7LkrluqZg3buzqsg6QFfnO69L5bwu
+        uU48RRGQu5EILTyt89a7KDMWO22qODsmjzQ8fRiZu1sXnDvsO5u7KHXYudHcEjxgtQ+8D7UPu7Kq3zp7SqC8MYGEO6Ydj7qQWAg7
+        GS2wOAv7TjpDQjC5smuOO60tBry0Jx87YtKnu7fWoDr6pSE8vtprvKCeWrxgQXi6Mz8JuwqdBLxbbf+5Rm5Uu5rJUrjUcbu7Tk2F
+        u8mvYzoEnTy6emquO6+Emjy9wjS6W2dtO3ci4boS5Ai8btRAvG2YtLsWXgC7qRLiO/cCRLt/LYG7fba3u6MtxTgHIdK6fm/yu35V
+        NbqbRYY7iHn0ObEQEjuqH/M6LnEEvOJcg7vmXlc7Qaz+u6dNGzsFb/i79jsDu4LYO7waQlU7pSslO9UXW7tj3yI7qLPDux85Wzun
+        JKk6ZpLguxmjhLyvl5m7cWBPPDG/MLx2yPq5lMCaO7jdMjvg8jQ7LbqPvDR2DjsQ3RO6cnz4uoB7PbzZShE7Ks4QO5AOq7tIVTe8
+        FtiIOF26jTwpbRY8eO0au6ZOEDzu5P66ABvVuz33RrxK+K87FVxkuzAe8ruspRO7nphEPFhsRjryrXa7WHnqu0328LpQxPk7rcls
+        O1WQgzs/KCc8Rn2KuzHDrjoCH4u84EDdO9N6qrsSzh06ePJIvP2vzrox9Ik7Ol6+uxwIjrvXUOu7fWxzPJcULrvNDyU8TMEkPDY9
+        zrsjO+Q7e72QvPIe3zmDFY26rWRNu/d/ALzvysu4c6HROzpYnLuaqbk7KNjgu8wAQDz+wd27/RCoO8KE2Ds0Eg27Ol6fO5KXGbwo
+        LdQ7//mqO9yrPLtVIT+8XX0SPNb5xztkxFo7yC1GPCu7Bzv5Naw6GBRxvK9AyjuS5YQ6Kiosu0YVNblHVnC7yJ2TOjJVWTqq1k+6
+        WJT7u8T5MTssJV66lAuzu6P33rsKjPI742qUOz2Lv7k+/5o6UBWLPKsyAbzq5Bg8+3YHOgA0kDsDEx28jbuXutPyXjlxZUc8A4Ry
+        unwnBTtpapa7htlMu9xMI7u3y6U6J/GZPW5VyrzSvg09QNi3PFGTnLxq6cg8VVKPPKpKUT1AcW07/GkrO7bE+jx3Ibk7R0devBiD
+        Fj0G99K7nZ8yvG0l2jxZmn68uj8PPPmi/LpnjHW8n9tgPN7R8zze5L08tLBhO5M/AbxfaQs8G6nEPE6cubpuxZs8fhxcPAxXRzn2
+        5Og88C8Zu4Z7RjxNpFM7ycwVvMc7qTwSFPo7V2tdPMYD+DvSP3A82+gBOyxMJ7xoOTK8G9HuPGuQk7sn3q24XEN/PDrja7tLEE88
+        jyGnPL2/FDsW2fQ7sfo9PFZLhTxQ8RQ7mcSTOyHlLzv/uOA5GRuxvDjqED1re9S81ExvPF2IJbvw+Yw8Bi3ROp7XZzvWfke69/Ha
+        OIsBCjzkig+7cEJmOQkCabtfdBk71YEGvF8dcTsJYf+7S2e7vBVgMDyLq1U7c+VKPFmRUjzwNI48s9IHPPk4KDtjOYM7YFAzO/eM
+        XDq0HvQ75PnmO56tzLrAkMa7/kybvB+GBrl6Sgk8SmXsO3ja/Tvme7k69fKXuZvXJjxC68s76NkjPJA4+zusxjs8Bkt0OeVlDzzR
+        SPU7O3csvGlIlLz290O8YuLZOgqn6TrkJlI7/0B3OxVUXjuQbwc8dkcnO0shy7uOMC48Pn47u+Gfxzv5r6s7Su1APGDsiLvP2cO8
+        iG4Ou23HMLxMUDk8kpSVOFVzQjuGTU88Nk9dPOSbmzpYqfS6H8PFPIE+Zju1Ywk87sgcPDbJhTs+XIe8+A59PC8EhzzSwye8NxFo
+        O2Qo1TtDC787Os9xPMHwMrxawCc8TCBcPB6fCjwVv8Y7i6IGO43ZGDvbxeQ7ck/SvJqmI7tq5ac7/rmCPFxijrt4mAM9EWX1O4VT
+        ETwBl6S7/tPJO8NhUrso61Y7P/Hgu3aq/TsIQLw5u26du49AALz9o9u7FwXeO5d5FzwfRPo7eLiXPE1ao7mUwDE8sRKcvN3wIDwX
+        vRK7JyshPO8TWbwAW5U7HUiBu97F+Dt+I0y8Uvp0vDfgbTwVQJw7k1elO76osjyihA+8zLc2PMS/pLwKNog7wztcOyzw3brmaPi7
+        z837O/8DjDvYeqo7I3USO7DbsrtThmY8WrhEPNGHRDwmEyc69PqSuhcmuTyYA6+7g5BAOyFypDxSzWA8VbuEO5npjjy9Whc70A5k
+        PCbTCrsv7+47FcX1uwIsLb2Bl4s8SZgEO9xB1boSFX87kvSRvCKZrrzLFnU8Slf7OyViabshUro8R6Foup8KhTyRjTu8uugmPJM5
+        R7yPZQ685bLOPBukjDyoZd27ezv3POrcFzxAUXw7qfiovCOWqzw2qXS7+kz7PBlKIDwselQ88+rEvB/RejwcRAo7h/m4v/0TSD9l
+        t7E/BiM6PzYfAkBcham/lpcePwRm876qdgC/pxOwv91frz/gG4c+PxWxvhxd9T7DDEu+4DyLP7970b96EmJAJZOiP9Qu4D4jm76/
+        23IfwCvqAkAHTbM/ZKhDP32LZ8D2Juw+h1flPlalFj+v/grAo6GNP/BmAD9wbAS+jnSPvcKFCL2D7vi9DHkxPgC5cb0mG149GMGB
+        vXLfrz2sAMm+oQR7PsOgCz3dvgC8d/RXPbTI/j0zg9u8Jscrvnv/rb9CVpQ/GULGPmEoVT5/xRi/dEyOPjbzob+5C3O/RTmlvqmV
+        +D7cojC/nui0v/W4476hHMA+o/EeQBhxtDtlV4I8Pk+XPEPFLTs9je06xDo+PDxhejynNig8x+zJPGjMGLtw3Ac8dc6APA1XKDyJ
+        N8i81S9UOyw5trviw0e8di4hO80v3jsF0NG767CiOhfH8zvNK3e6LS4GvNnBzzu08cW7vAQwO2q4Qbv1sM27pE76OzIaADzmiyU8
+        sBuFOuZkirt9Wti7Z/lwPHWDjLqAuhk8pRsfPKmPNbsgppS631ssOjHmTjwRy5O7FsEsu13YdTvjd/+72laFuQ5FujublKk7KsWw
+        vNpwQ7tPC1284vJmu0IQJDx32qO7hrD+OGf2xLuXMSi7wmzhu85lELya4qO7CxkKPNrFx7tquBA8/jB7vET5Xbx6KjM7wmrnu/Sp
+        KLtXT3c8RIgUu4PapLxKP268KCnlOgZ/xjvCPqm6WFkIO34C6zuAURE8UaABvPu3WLx0IGo7UdkHu6ZDLDvguaK7uq0NvOp4FzyP
+        6FY8CB8GvH37F7vLT/86zwjGuzXFXTs3qZ08geCOu4yKBjvQ8Ni7TfX9OWx1Ubw5KWa85TGHu+py+7o/Ocs7eNEGPHD54zq4QpC7
+        bSarO+fQejlk1eq6qBD9O3STlDulSME5HhbMuX+sv7qtLN67mAHsuzBeMbp8vfa6p8ehOyV5ljzXueY79wdGOwYo/Tt7S5E6BKeW
+        OxeZ5zj02+25+Yh4PDlUU7u7lL27LPmUukIHJ7zbkqK7dX3auqb7Ezt+cB08k0Xpuufa87vzWrw7KPgjO/eVeToS1mk3JLMcvHz1
+        wDoGdxa87T7NusfGYzqIwgm84Wvvu0NsJ7tjZ487VKczPAD/kroWSeS71l9IPJe8ijuRtAM8u7gCPBKGrTf1Mk87pS8kvCTgnbsu
+        Fgs7Xf8+u3arIjvJAmi7tv5BO0YH5jkZhfm6g9gwvCDCPDy9u4s7XVtxu4XBhjuaLwK7BH7Gu19qTDwiAXk7ACdyO3fRozvTbmO6
+        40kfPP6P2jpRUSk7a7ZROrEYWLsT8pQ8F/gJvOwASDsDLxy8TbxKvD/Vezs5NCk8Gl4fu82KdTtWwig81y92O3CuejkBD9I7mT/Z
+        uikOB7uFCFa7PfYRPNGAv7qWz+26tK3vvGGBA7w4d4C5WgyqO7QVPTpYwBM88R1hO/iipLpG3oK5gqBJO8f7pzj2A787GBFfO/cH
+        jDsbHF+7e+7euhsgAL3E4YG7KrNAvI4SCjlNXzg65+qbO0JbMbvqNWm7gTI3O5Vx6zmuk/04oQqjO7DqbLqeFAm6s16mOsImabsU
+        X6u8VQWzOpeUiDwokXe6BStPvG4BOzsN/RI7aMubu/tUIzvfyjK7hEbju1N2L7vXP+G6p5QEO0MRiTtjPgQ7CrvgOQCYpDkadke7
+        YWFruw/VHbpAX0A7aPcpPImhCLvOlxw7EPesurMsgDvFRQA8e6nlO9beiTvGrd87U7TSOzP9HryAB1W8McUJPMtcZTzFJJm8Evri
+        u/Z9gjq6MJk8Og/ZO1RWI7onqmI8On8TPN+cpTpT46w8IJhTvCsfJj16XIg8+uz5PJR7drumgW08DZxSvAABnzwAaFE7Wd3avGKp
+        GjyORdk7+tC4u7H5sTx/NRE9yfxDOvuBI706gik7yxyYu5NqsLy7Mo68VLIBPfn+Y7zR1jA7lkkAvEjrUr3ULlY8pxatOMhUOTyG
+        PXE6uOTMO9eDrDuUHH69nGjoOznhbDtVYtC8lC8APL6tAzwxs0i8UA+CPCqtPDy458S809b1OwcZJbwqj1m8XswrvB1RazypXt07
+        nX2rvHz6djsdfyy7ZOCKPGoBurtLkjo7k8GFPC4dpbsQ2p87fQZuvNAR5LuFzX074TiROiY5K7s6Gks85qgwO48re7z9YQO8v1/M
+        OwuzebxtkAG6NmAAu84ltTu1E3u8geI+vC5qrLxMjMg6Hx4iPKXUCTsRfYi6Tsa0O1kVZDx0c5G7CDGbO1tT0jv5xD47MHj9u5e9
+        RTw7H3o7Tso1vNgHALqLeWq8BgC0O3GfZjtl5FQ7dPynO8UHhjtSB9k8RPmgu2iBjDvICJQ6JCQPPAKZFzy90QA8fvoLPFaU+Lpt
+        Qra7gA0CvBbRVjv06J47RhHYut0dgrsiiSK7vaSjPM1qzzzO7xo8GPD5O4niwLvyOpE72sHhO71UQzwGfkg7lxjWuwAz17xk/f06
+        WxtJuI2Ku7rhkAs7yRyMukIJFjxhjMY8Rb7sO+MsATws6v07bs0wO6ivA7yHMHk7OStqu/IEADsDCWa8wLcHPOJQwjipOpW5iHgP
+        PO1bF7okzwc8g48LPdKxlzuWv1o8oegMOxC5s7vzS2Q8ZebTO4FSxDvWlpo8cKXnO2l9eDwNFRE8bN2fO4uSDDwzHfI6VQqzPArn
+        DTvAjU08lSkDO81NBrxqPoU7Ju1RPOJQZzvQMmk8ELpgPHnRmjx6HV08Yzj6OzvyZznvAYk7p1DZuktzSjxCiJG8pSnHOp9Gt7wj
+        Z/K6dSlavDDeFjwrwzm71N09PJR9Ojw8CTo8wtndOl7s1Ds97Aq8DfktPGl3+TtqxV88P5CbuuhpELuAfK28AJ2eu9VCu7xjn4Q8
+        j214O22h+TtfgS88ZkHLO6ABtbwN/RY84O1YPC5qhzvMq0O7LfAGO/qc1zzLidq7YFbHu/lUCDzyh008wmVcvIlBH70SHA07zPiN
+        PKi9tLtvyQg8wPNqu1N3+Doo32g8oYjAOwzDYDy/1Lc82zuiO9vpQzxUJOo8zF2iO9aJ1LoZgKe8608OPNNoqDz/Z2G8MVtpvMB+
+        ibpAlBI7A8z9PCbU0jyi/iA8hsQGPWIemDz8Mx66e4zYu6O7A8BFMNC6vKy+vmb4274PoaU+KJ3evrrUKT/HO4I/QQ5Evk70D7/e
+        UTy/xT4Av8zW7j6BjCM/QDYvv2UwEz8SHnDABTC4P3KZlb8yulc/18SePxu5cT+tUgm/QteYQCdKekDcWKu/rpC1v/vdXz+FifQ9
+        b3NVP4D/rLwvA98/ilyovIs9rT0P4ia+8OK+PTggNj0gDIq++DvhPSRJKL3V1fA89bVDvjVRFbzLrQi9E4Y6vR4C/zoQw+y9TqnH
+        PH+wDUD8tLw+MCqDv7E25r5Vkry+KqHpvtPjCL/fKg8/Lwa0vxKbjL/DI4K/5dFYP+YDE77ylDjAjhEYP4qPo7/iJ3Y7CvWrPCMi
+        Hzy4Aq27yMVIPG4R+LxDYYK8BGplPE/w7LqdrGo7BH2SPMaQET1wAVQ6V/UuPL+yVDyPcZk6S9QpvHU7CjwKBHA8vjUluymWVzt2
+        ITY8qIwwukrWH7wgoh68Ad7zu3Odvzst9pi79FTFu/kuBzz5ieo7nt2mPI2SPTzPzVw7D2mjuhHHNTy8Kvo6Z87EO4d9ITvna6q7
+        WxdSvIWUUDzv3jQ83KoHvJpjtjo2FeM6xorxu0sJETrNwWQ8vY8OPENbibwf1gE78PtLvCZy/7p7Qhu6Fse0u/gBMbv/A/e7ng8m
+        u6EAlLxsOfm7aO2OO5BuczzUl6G7856fPNr0IrxPip281s9NOWNRirrtGOi68dJYPDJAFLugUNO8KtG+u+jvGLv6V/q7qmVPuktO
+        zjs0pyU8s5cQPOzKpLsahd+7RCfmOyP6Fbz8G0Q8EBTluszjQryrN9k7j+hyOyW1PbxZtMu7GCXcu8DfJ7zURLQ6vvbNPHDX/Lrq
+        sjc84CWuu4n5xDvgtRG8MVEBvKph9bqo/F+8Mz04O7mqNjyOM4O67NT8u76ktzlA7ji87FAlOsuGkzwdCBk8tOQpu3UCp7qJZ3m6
+        lKvau9iXgzooP5S7KAMYvGjjQTsvsw48eKH3OglcurvhI0W5zc20u7/0hbuwuj86NL4UPFGfBDynUA+7PGo+uwllVbs2cp67vdOV
+        Oji0MLyPkng7uBVbu/2OQ7q1+T+8YOupt3aL3rs2DhS7A6/ZO1rbzrmsKzW72+bjuiAdmLpNGqQ74jsmvIMQt7t5GhO7T/CfO5Jv
+        IDzsE7A74mxMvFv4UztHgy86bo0bu6NXfjzX8006IP2Gui0epLvKyZ874SGru6W1r7g+K7a6GC4GuzOP1DohzNi7ywqjOw8tbrzA
+        IsQ4T9+Ku3U2N7s1zUE8CLWaO+2DYrwQkKI8ITgWPOixZbuqBfI7SB6rO7zKNDyQch26eoQCvEX/TDt1gGq89TrUO7g88rs3G8e7
+        hZ/du3v4fTqm4bK6sy6PPCXhIjtmaAy7zbwVPDQFRjuu4IY57lM5OvzD57miT+Q7ue9dvNKI/TsVfFG84lPQu2qHo7zkdR06XFfZ
+        uwsFxDunmpY79+tgO4/ppDnH/b65+jfYu4Bezjqqin67FboFPKYDCrvOWYO7GFrzu5m/A7tyZqG8uO5PO7+4+bs5S6c79ZQLu9wx
+        gLvb44M6aUxYOrymWbtSsmQ7JrpDuo8slTtqP6m75u/qurNDaDv8Qwm891WHuwYVNjwqUGw87UMnuCAvFrx/ZjA7nvcGPJhxwbsE
+        3p86zpm2um1fGrxCdhk6pKfJu1Ej2bqlfvY7bR6iu26EYTxjzTk72hO9u1lUs7vo4E86FDi4O1bd/DselUi7B+o7u2r0ArxO9407
+        KgjCOuotFjs6CK47WwRvOxnLjLp6Ic469DGAu8PXwzzJ/m48zp+Gu3/o0rux3m48f2A6PN+8ADtyBlI61y+vu2F2HjwRC9E7FAwZ
+        PDE3i7zIai89VNy+PKBDEj1MLQ47x5w3PNMiBrzrKQI8riWcO6VA4rxlkxy8alvUukDkz7xFXwI9eSUQPZkM6zvZEx+9gWGGO9J2
+        4LvCRIW8zPkCvMtVDj3hNWO8rkb2O3w/H7zkbGe9LWOBvJISC7ziF647tTLvupsgnzocQjK87rqNvfwNuru8PuK6cQcNvYtPkjxg
+        /R08a93Bu5kYWTzREhI8k3rAvEMUGryh6D28WEcRvdI5krq5qpA8YVoHvCOMCb2n+o8654F7O94dJTzGOHw7e02yOz5soTuScT67
+        XxAXPH6NoryLGHO8LSYDu75chLwZogu8aJaCPGNChbcxf+W88pk3u3JfWzzbkmy8c2FGPCnzATyurqo7+fCFvEJMF7zi97G8xAeH
+        vD947DtLu1y7MSmoupX9ELoj+mE8BT7SvBMcHbsH9Io6tAMEPJPa+zpru3U8cXDxOwz/LLxE/NI7UEY9vGJGDrzhq8c7MmWZu22q
+        Czy6AP272RJ0PP4UT7w+Ke27IXnOOqlf3Tvs2q08PDEKPB52/jr7kpW7jwcvu6j5ojnLqQi8ld8yO2LDi7wgrx072AscuwO6bjy3
+        ECg8S9ipu3UaCjwtez67CjrKO5bUpztaqX08jiZZOmpBFbytsNK8Wdrru3XG1roesOe7cywVPLHQe7y/awc8S6ggPEw8jjp825E8
+        1ZRoPENs+TvPL1i80IeGOi6f0bu2lCI7rA2Du6n0dzu2JyC6qR5FvHGHeDxqWoy8LeprOy4OIzyEyyI6WbJYPB29yDtE3S27IMTf
+        PK5IuTwH6aS7s7FgPMaqcTwwHpI8NkHROrG8krvLShk8JlTou/XKoDvW2+m7NGgrO9vhf7vXl1w714mFOwY+6jyf9r88YZrUOjaC
+        gjziL4c8zFasO4oJwjq/U5O8w3bKO1nwEbyzmiE6XlTwvAxXLbwBhxm8qUooPBQTrbxTtqY8nxiQPFyKnju3yh88diMtPC7ZIbzA
+        0nI68bySuoauczz23Ny7IaG8O0DJuLw3rQa7BbuBvIVSujsCkn28gkzRPD0pLjzQIrs6/a+CPLD2HTuCBhC9lAAnu53/9Tuk7RE6
+        NLYsvNS2IryNsJg8W8X5u8PdgTo2768849mNPJpjxrtK2Aa9148QPBBpcDwiTqO7RBEqvNh4Iby+SJa7OQX+O7sePLz/9Ys7EqOI
+        PBNPCrx6rL08BPAKPXj3MrzZWy48nBSyvM0mNjwiC9c8HCCWvE47nrzVNZW7vixYPAZwmjy7P1k8csQ0POwepzwC2J88pHsBPAPR
+        TTyiVKW/PQ6MPrWX6L/CrEC/Ojw5Pj3SIb9oWwk9uaMrP6MJlL8iUWu7ak1yv04GFb/PQJa+o1ssPhF/uL58IEk/45LDvx5SZEAs
+        mkXAyTRYPktOfL2LlPY/Rjw7wGvHf0B+vgNAjIceP4P8G8DfSrO/0N0xwGXs4z99AoE/nyolQLIPWTw1GLg96v9zvflPEj1cDQA9
+        1iTnvcvopj0A0cW9F6oYvkbs6b3SNGG+iLj+vZ/TGb5Opm69/rIZvd9Uk7zurt0/eVmKvm4CpL8E4gO9p9lcv+521r7ACn2/Tbai
+        Pkx4Hr+fVh6/uH4YwDsJoz8MRpo+VlsnwNc+tj86OM6/akARPJ1RED3aYws8JsYbOzOtfDyJI7e81GwDvQuf7bp2Bra8126jPFxQ
+        8Tv13OA89rbVvBe2RjvmhWE7h7IkPHlxlTpg7Q08o8BTvKGdVrxilXO8XvY5vBuEg7s2Vdu5WX1FvCwGqLoFExy8IklhvJHdLzwQ
+        d4I76UDEOuZbarvvj2y7LsCoOwV3ALyQ7Na7DGhqvOTNdLxu7TW8u/2OPEpUqLwgOoQ6HZo3vL1Jl7vmrFc7ckKru5x4FrtyJyO7
+        3SByPLZGTrzPDUM7ShAVO9E1hTyPeVO8dctcusl4yztbSXe8Ue2nu0edoLzt9YU8sCqRu6NW/bvq3xu8ayq+O4Uj5DxsXPO7xVMW
+        PGymkTvWqlQ81heGu3ODHDxYG0c83w1Cu9ABGLmCQ1a8tZZjPHf/sDs07Kc7rR2xu1Mvh7u0xQo8nsLGuyr9lDuK4Cc7mukfPOhO
+        yLu5tyQ8mifOu5ioxzrzZsS7iDVCu4ZTmTxlPbo7tJlXOXYJKztnUtG6uCaPPBgAPrzO+1m7sf2Vu+kEljwT1nO74/aMO3RwkLvm
+        LYW74VXVOuQT/LmVPhU81MPbudJW6Lnzn9Q6HwdQO1OOgDwyCno7w69xuverMLmXVZQ7S6sNO4DFEzvr2Be8JFDHO2W/xTmPzwk8
+        0XSnumtrubus/ZQ7BF+uudhUpLq9WIA7wLx7ultHGjs2glQ61LB/uyuXwDop3Yy7JWaGu8G7Lbvxd7M7yZv1O04y3rtqlHa6esYK
+        u93HiLvPXwc7hSgTO8WFkDuQ58m5UjlqOnCuH7vR5PY7xjM6u6enVrve1he7097KOy7sDDwE3yo7/WC7uZHc0bvtW5C61R+uO4sw
+        0btpCeW78dIRO9IpGzpRC5W52pACPHQ6VrtLZlu8kQY9PH6GrrqddIe6MAWbOz7itDtX4Uq8g8txOwHaKTwk1CC89PGzu5OjuDuN
+        VKi69FNuOyWCPjoDP8u7y3XJOzelZzx+FLs7BF29ujWKmTqD3S+7eSvhu7g63jt6vdA7fOesvJW5IbwP37G6DaAVvJ4Mq7vF0/E6
+        UIo3vKhBybrTAgQ8XctGPANWCbtT6f+72I2HOjQ4hrpKq8I7whMHPMXJ6LsLsk+8ttUfu7x7Vrt8Q4e7FuxSO6Z/N7uPpgK74FQ4
+        PAeMRTvy7Ku6PZ6nu/Y3nLvuSD+80J+6O+cllzt+aM47dBjkup67uLshSK85LHYRvKYThzxtZOI7XXcXvLDnhzyMdqC7NJDpux5F
+        /jpcE0Y5agU4vMhEAjzIG7G65V2COzyAqTqP96M7540DPN5vULz/n6M8wqk5OwzaqrsIeaA6T19KO2cWGrtTIRi8jDasutDTN7tU
+        2BM8Rv3tOrsUJLyZKIi6BvDnu65RG7xyc927Nh5hPM5P/Dp0Nq+7S4FBPBbRJbuUlqI84xigvI0fJTw9Wqe7KoJXPB+5ajoBjr07
+        7yUaPOaZ7jvUEaC8P0RSPPoHSLz/KcY6cU7nPMXvY7tpbpi8ZthhvGvDhTz6Oqk7LAgOPXNhYrs6GaM6VNzsu23PpDt5Xos86rMG
+        O1iPvDpxEzI8J6eavNTSJD2cJOa7uhqOvI5abLxQbpo7mjJsvJmx1bsKODu8zN+MPHvs9DsMj6K8V5OnPJ1kWDwVMb48PwWdvLCp
+        7Lp1zok7zlekPJylfry0avi73NLaPEO0u7vhMmc8Gx1sOyIPRLqllLQ8740+uifiujwwG6G7F5qRu6klV7z6Z108j0b4PF7xCz3c
+        N7K7t6qMOpMNBTxqK4s6rzEFPBkS4bnssTS8RQM7O59hQ7shA6k8qS23OyyaZjzQp4O86p96PMTU5TtaVAu7XeuMvNooODtzKAe7
+        B4izu/hGQLvAcJa5/W6xu5ddVjzi8+q7u78jPKETEbxxQ9Y8pY6hvNszX7t18Ds80EorO9yYELz5WYk8Y7SPueG+HLzdyMo71Xci
+        O8INhrsqM6Q8XArOuicn1zvZq9W66ph1PFSYwrshDwA8aEWtu1jzurp9UZa85CQ4PE5Mnju2n0C8qOUiOszeZjsV49m8cGQaPDFd
+        u7tdsew75b2qOZiYXjtR+Ce8LPGeu4O6/brArfu7iCDEOwMiojzvBxq8uHDiubwDUDw0EgC6SmZJvLGkhjy7G5M7DsbWO9MTX7i7
+        0oS6BkF6OypvCjzXO5e6z4LCu31pNTx2wdy7eCfEu2vwDbqwlYs7hxOcuv0bPjpez0O83RhVuybVRjuofAq7cT12uynEkbtenea7
+        vmW2u82hcjvVh5o6LjY/O/fZTzuVBQs8roeGupADgbulcQe8MlUju7euuzuY8XW4SkjLO76E3Too1wi8WknXupdVajx+gaI7tIZl
+        OgSzYbzC4m47tks8O/55TjvKWAQ7kqGdOtLksry+TQG8sfitu48MKDq59Ma7/lEou4GYbbx11cE7XT48u7jMQTyfbh66dI7Fung0
+        wruBRzw7lj3QuyZ0Vjw8vEM7aQCDvF8lF7zSQTa84qCzux2HLrrll7e7geAEPBrF1btl2eM7pwHIvPrQ0Dvjlv66m2kpvGiA37pW
+        mQU8r65SOxMexLsjsAG8sm/MOjcnSzubWS08ih6aPJprR7ynFZy7352GuyzmZLwFtYS5c4K4ujPZBDzE5tI7phSTu4n5ijxiNDU7
+        D5JHPH0FRjzRYDu7iZgFPFDEcry0ExG88DcNvEy6cDyCAAy9JNjTO7bR0rtIEYE7mlcIvFUMCDxqr1U7ln0QvUlojDsnIqC8a0Cg
+        u118djyMNVK8p1oWvMc1F7rVZFs8DdfYux87krz55/W3EhV0PM9Cezt4Uck7KSV5vmRjobw/N0a+87gvvl2YGL+xCIO+j9nOPoL1
+        qr9uJsY+EBKRvvQUoT7KAGM/AcqgP4WNnT62w4c/Se/tPndWSsDYzho8KWEUwC6hA0Dk4yTAifjVP6lBzz9VOwfAAmOePywNl7/9
+        zDi+GMNMwHIcEr+v6mM/xNvAPxWpGEB7EoW5g248PXhqObwXzaK+jJOivKB8BTzb12c9A+ntPDUQBT5GZwi+9ziXOwKxxTyISRs8
+        YKUvvuotGz1Vth48Hzjgvsisnr8juDg/BsSwPgV19b9+Wbg/ZHQDQIwr4b3SMoI/r6Bav+AWRT7bOjK/PPSAv5PG5D6+/V4/xwVL
+        P3FoCLyiaI87fT0iPBlSPjzzYm88ZSWIvMzICzx4WyI7FuPBPK9bPLyNJDa7VhVlvLvADryMYQM7QFNzOp5rKzzKXZe722LFO218
+        Mbx6e4u8NLA6vEz1ZLwQ5Qa7xy37O+IhnLy//ae7aFHbuxaAVLwobzI8mpzOO9JOFjlMday7QhTSu8EgA7sMP9O7KX/gu+TGYLw3
+        qey7bqs8vEQ9nDw2Vsu8VA8guhYWg7wbLCC8kfigOzlgFbpR8JM5Y7GCO063mjpFOEq8L+oGOy1K5brXdDE8QDhtvGPimbqU5Xk7
+        eKyQvB3y0bs4n8q8AAtkPKBOjrsk4iM5E791u+IXXDvxdlg84y3Gu1VkJDwG0La7E2zJO/SDA7p6rSW7fZRBPJYauLuJ2nq59i1G
+        vLLq1zs6+pY7nk/OO3aNQDsqBf261pQVPBK5PLtTCtm4VwpZu00bjTp8gGK7cCgduevEZrxroOq5z/YrvKC11rsJbqo8m58tPEXD
+        PDwf2RU7HwopOhr3yjumF/W7CmGiuy/a17t1F1E8T0u8uuSnj7tr3NS7J8DfuycAvLv1CyY709sbPPJmizvCg1c7gmLlut8akzu4
+        jKU7mIXSO1iUFbs1Cl67d2aCOy24S7tWO1u5D65avHKmljt6k667iJgwPBWXhjvxulU775LuO2QRl7vb6mC7AP2COtCJ0jpjrje7
+        NVZcu3E7Xzq6XOM68bbVuzPahLoA7JS7PccxOzrNBjwT2P26ZDoRO4MktjssChy7DYuau1H7SDt0l2E7i3WPuwSkebs3WZS7oTMX
+        PLIU+7tgri+81iGaun3STTt8To47xYNVO2JpfDstUsS7w4b6ujjlwTt9bBG8o4bvuqN4HzkDFui7IohZO7YOKzx+qAe8sDlvvNUa
+        JjyhN5m7Dfp0OuaH5joZ3A489T4rvKeFmzvv6kQ7YvgwvEC/srs4Eck7QCcQux2O0zszYu47rPFTvBH0HruBMx08+DT+ugKLyLtE
+        aiI88AtwO9qL2LvyIAE6uMViO426rbwVXEq8zVzJuZTw87u/r3c6uvg7PD+UF7zGph47GryGPCHNijshT0s7HKbruxFD8zpcvE26
+        qYLTO2ihCDzW7Se8V/dmvAF/GrtYq4q61kgjO0oIDzwsD8S7/iWGu0yqDzw8UHQ6pxi1u5dNDLzM3sO5cvKgu7otaTsrMTM7F6sg
+        O2oUebtkfsm6Pf4OPGp7YTtB52488V9euE29QLuRNk08Jlf2uzhVMbxLcYu6QbNUughp6rs+TU08sHHWuogYpjuiA7c7zk70O0l3
+        JDz549e7PZuqPAz037sNebO74IrwOmM0CDsXxYu6h5IsvMLCPjsCTTY6H6f+O/DYIbouF8q7iekOO59iJbzyA6m7WqPwOX/pFjzD
+        7S66D6SWuxdbeDxS2Pe7p8qfPM43xLyC+n88k1gnO+szXjwO3wq7mkeOOn7LJjzXaZk4YFOevOvJGDvtCIW4C0/+OrXPCT0vvCW8
+        IkMxvIWNtbtx0TM7g+GNO4S9Gj0H2dK7rdkLO6jJqbwt3527UZGEPNz2hLuovka826iKPJ6aCbxgukM9RZFqvNg2y7wEx3u87gdE
+        u+f4KLsbU/e6R2lKu+6uvjxrriG7/r/AvGRSkzx3eaw6JkyWPAojprxquYe7Iu/sO7y9jzyXWda8nfsKvC12aDzIyFq7BMADPMy+
+        BDrL/Qu8foo4urhN2TuybUM8aHXJu5EPa7w+D3W6TXIxPD47/Dz4ZMg8Cvywu7unnzsrg9I6hsK/umBhTTzR1hg8q3mXvPuYAbxl
+        H9O7DvZOPG63RbsUi5Q7WN2GvN2zpTxPppY7wR63OhfzvryyJMI7JBNjPLWV37t1LpU7Z8nHO0UeR7yL6Va7VC/Iu7HeiDvIpny8
+        tViHPE2CsLx889i7a5x/O0weDLwvH5m8k56LPP+/Bjrcl927E13hO0V7pjncyFK8KLCQPN6PHzp2UUU7wn5QO+DjajxNvVe8rEmT
+        OzBIrrtEUi+7r4fBvOlqjTzDbps7KC+juiU/PjtEbvm7xWW7vPvmtTtHr0G78IxmOzsIsTprCGU8G7BEvIEMkrzNMjI8o4crvE2Y
+        pjogqqY8l/aCOxxzOTtZQOA72oClu7t9zLzVRmQ8xus+PJ+mKDx6yU+754cKPP1WfLv5NPI6WC0DvDYNH7glxY87cFR/vBXiOzsi
+        c8u6C7gsO8+gOLkUdQu81bRivFguCzuhzLW7Sw1fOjP0yLru5oU6mQdjvGYc4jdLpXU7moDGuzJDvjpcRVA80/8ePK/my7uW/wo6
+        C03Bu+Wz3ruIUJe7bZInOi0kYrvExuU7p+1ru5/JtrsfcWc8caAcPHM76roSxIS8VI3SO+NHELsS+uE7cYHZOrwdwbvMPry8+lUk
+        vGSgzLtuTSe8ju9/uw7bmjqWPVm8SaFUPC814zt5wAc8jhDUuyxZgToJpoW5irEDPLU/yrslxRU79EbCu3zMxbzetR68oM6zu/gv
+        szk3J/M7c89wvFopuLp2GjY7CA+2uzOHn7wISC08NJxKuJkDC7xTi4o7vQSiO3q6Fjzk1DC8Crk/vLv6ZDzCk4Q8BSqOPMvmnTpQ
+        Ay68Wkq6O/FAG7zZ8Mu8NesQPEoTJzt8zNg7QQkZO7kIDrwXdyw84WD+u92nTTyv06M8KH+uO3J8ijsdHJu8Km/Puwol4DmCc2k8
+        oQEOvY9+1DtHWSC8yOxYPFQ8ijuYS3U7UW9jPDB0EL2aGQ08K3Sku8tzgzucm6g7XPybvPosBbuzrA48+agQPAOziLuh91W8Xv0A
+        O4sXhDyrU087u71+PIVVoT52Hka/Ff5Tvjf/VL/9Wn6/za0JPw4l7T5DWrG/QboXP3xjib/hWQg/3JJPP4OK/T9TpTI8qBIKP+dK
+        Ej6UV+y+CWvZv2OSNcCEPALAaZNyP1WoyL8gKGY+7sgywL4HiD+hIiLAfIfvvhd3s78AQTRALaXZP1zcPj+kxz++4TFMvdQiZD07
+        q3e9iTBTvij4FLuqOle8JBZpveKaAT3iO6y8qu0Yvsb4gj3/ia49BFKfPeSSBb7gkAE8SasYvcxUpD7xJKS/kDtwP3nMJT9/NCO/
+        UPjXP9zqlD9RowK80OLIPwUXU7+YNJu++tYMP5j2ir8soi6/YSMJP+dwLj/kqq46j/IMO7yp/TtUOdy7GeO1PCFJRbx9C7g7SyYS
+        PGqBhDxXg8O8fhtTOzRodrw8H2w7RQcRPOalMjs7Bq66EToru7fBLDtC0Go8JPk8vIgnxDqd5ww8c8ZEvOSRcLt0nGs7u9naungO
+        jzu7els8TJF2PA9Hx7w/wTk7kyqUOsf9oTqanoS8+d0oPKbYnLsjBki7i24BPA3iULxo/Ra8qGAXOqKB+7tGxoc6axztvJWWqTxy
+        LFe8yvKHvNOZHzzc0B68WIWrusjKojvAfwY8nyPSOUPCursUcQ28fOmTu7/UyzoU94S81HJjPCdMxLwnTY88wC+mvIibC7zIRMQ8
+        iRTsuxJcQrwHmsq7S8LXuZs8EzqIgry7bsAhvLPRtzs2ZjU8yIazvBM9zjoxbx68LGgFPMQ+ZLyIvQO8eMs0vBmezrvrZ9g6BP1f
+        vAi87DfFp0K8KRJevPjjDLzjTLa73rFNuQCyHry1yLq7oKLCu4zaJDw4v1q7oeJcOzh6FLpLM+m6nTWoO5fcp7uGbCa7mVm5uyXv
+        ubz0sU67oKXfu5JZB7yVdf65yiKaOwMDJLzlq4M7SR4ZPKL/hbtukCO8P/N6u+POKbwZHBK7y7GyOiOMELys3B28sdAcu2emSrqO
+        gNW82JWuu+P8TLtuunK8RaVTvKuRNrsgYoO7qC2KuzHvybs8mhe8G9uaO3NkODvJfT68mytcu/DtlDsRzr+7E8vjvO8N5Dkt0UE7
+        JAFdvF4427sp89i6FCeKOUFGJ7klk8S44rPvusl8jzvvoZ07uwggu7M+abygJJk6U1EJvLzyYbz3hGa7uW60OlgvK7wDmSm8zYMs
+        vEnkMbv5YFw7LWkZvD1KfTtE17y7t2jquwbbBDwoSZK7xXLeO5ETBLx/V0M6yMFNOleV2jtjhce7mn8BvKiOU7u2G827jFoPPIU4
+        Nrv/mmW6hb4XvGVbhzmZjAq64iNMO4X9yTsuw4U7nR6Our2sZjsdg247wXKGOzu4YrsMD2E7DDIQu0Vg4rq+9L67vSIrvGq2TLyS
+        8w68qpUHvKCyJTxUbfA7fDPNu1dPxrpPGhk81p8VPPTfUzwLOhw6HNE9PC4T+DoAm8e5ojheu4L9F7xFK/a7HTd7uzoWObwSQ088
+        N4jTulVb0Tu13aO7if4hu4Qjk7tBBjg8shizuzjKkjyCZnq7GUnvugUc4rpHKek7QOUWvGCfI7oqPeS7HpjJOlUBXju0+B87KCUE
+        vAOgBjz6I4C7cRx0POD/+jsQRnI8xtYMu7v1F7sLMHC7bF5cPAqJNrxnzUo7vrhou8sTgTpgMbk71snIO1JPkLtEIPM7eoPzOgoH
+        nzutgbu7DSnWOywwszthr+i6Oy1kO8nufzwvxoI6qqSuu6O0gjsMEMk7YALfuyZZ0Dsuhfi7rTRDulsUiztwqWs7DJ1AvEnCKDwy
+        34c8jWF+vMCH6DyTxVs7mXU8PLVr2LtmYfU7W9WVPO3vXL2TwVK8okK2vLjqPDzhxFo85aBbPY0eOzwN2dk7zn+HuzPYCD1d1qs8
+        ema4u+k++Dv14T48FQkyvCs1p7v98wq9aBzdvKz3Lbw3uJQ5QDWHvLJBQDyENZo7ct3fOyItCrxMqR89n4FXO9gJIbvC5zA8LnhL
+        PHtoJbsUgI68RS2PvESNQLztfue8grV/vE7CpTuWmVY8bFfFu0xaK7ku3mi7Zca6PN1PSbv6jWG8zrsSu0B1CDzYLhu8YFGKvGJF
+        l7xsIhU8q7d6Ov9mJ7ytyaG8Kh6JPCmrA7xKqim8Z5rBOxA7ibxS5G281TCsO476g7zv9iY8DtljOjpmBLzBJbi8Zm+UvAGxozub
+        ERG8RywfvJJ4qToBcoA813S1u8h85jrCZ+E7QSSDu3VY3Ds6tz87rEyKO0SQmDrM5hS8OQpzvL9i2rvcSD87iSxFu8VBjjvJ9oI7
+        /PKaO5UGsTslrd46MznAu+GdF7yuQNM74NPoO1Kf8zs0dEq7u06VvHOdQ7yz/lw7F9mFvLO34rtk7d87jhYbvLcSS7wxa7i5bOy3
+        uzbFjrv0eG25Lp0cvMjyPDw2fAc8uf8XvIyyhrwU9Is7nY4lvAYxpLw4bUi8MJfTt5470LvN69+7sSQwuwWgTbt4aw+8wrocO/0M
+        QzzZRYE8HgSTPAI7q7hPSvC8MOEUO36ZeTqqkdy7fhhqvKsaO7pFOhq8KBeaO2r87bsOEpw6EzY/PEDQjrtVVZM8MgOAu3sYeTt/
+        oJc8qohaOygFBTzwpXk7aJxfPCrWSryxYVk8G4wJvCMw7LhaUxK8PdIcvLl2ojtec9M7TfknPHGLvjo05ZQ8+hwduo3CnjtNmmK7
+        V2lMPBgDRzzamti7LAKxOjTsHDy1REi7MUUHvPxaQzqfnL47W5YKPH2yiDut+907hHZMvD8TODvrfrc7ZJhXPB9g9juZDaQ8m9jK
+        OkVBCzyouAw8A51jO3wq0rp7NEe6ffMJPM3tSDq1U5I7iMtqPPHPJztnznK7KunOueeeo7kRNcI8Cl6+Oqzo0rrJK4+7T2VePIWt
+        GrvoFIe7zNvTuynCkzts3KC7T6GBPLU+nTu4Mwo7DLoPvGNADzsyMy08JvpqPK//q7sP/iE7jQOiO8tREzt4jUk8r19nusDh7To2
+        k4c8cPq/Onl53TwlmFI8nNeFPDrriLyvvHS8APFGPNl5mzxfvve7+3f2PNpChjsV8c87Di/lu7JUC7zGt0S5G761uxu5Ezyu+E89
+        NH1zPEp4ETwfpzg8wi8Ivcn9KTvefJU8DveJvIezIz2XKBE9nf4uPaGOp7yun5e7RYLHPDwLE7z4hqC+0g8/PwA4gj8ChRy//BMU
+        P5ptuz4q+TE//jPjPTsYxb6G8ek+Vkm1PjhCCb+VdTY/aW0+vtYUsL6UYMo+A29QQNZkJUDCrU2+zENgv9F7mj82KNg+9wNiPRVR
+        HkDuWrs+YMaLvlWN/77z3z9AyqwdvlmBkL7+1tC/IJtOv7/CWT1AzuO8lasjvT+XAT1M9h6/Lw4dPjVsQ74Hi+i7b2snPdGK071a
+        wX29zpRUPFMOjDzXBBW+gPSrvB7Rtr1l+9W+LVgbP1JdasA2T+o+5H0PP5rEtT+9Efc+XWXqPraKzb9G4sc9VZKSOpsUjr64IwM/
+        KDG2P3lMhD/4iI0/ErJYvEr+gjx1/EI89JIZPS4eIryxBRq8/b+OvK+UEjxpc5m8m0BwuxHhNjsDAZM81WhxvKILe7xRld88/LP+
+        OusbErtvYTU7LM2BPIqScLzSKcM74gKIO3J3GLxifIS7tjI9Ow43truCBFa7nuW3PEXtjjzH/4S8kfSft5ia+Tq38wM8FllAvHF9
+        uTxLs4+6xLnMu21/5Ts1PyW7Y1V7u9IWojqD8MG7odaNO3ArjbyAC8E8rNIkvJJ/gbzezw08NV0WvOw5JrrAH0m69dfzOxFqnLtj
+        pda6sbKeuwvm/LiJRQA8kLV+vGT7lDxkKlq8D0RYPL6rnLxnfcy7T2y8PBiC1LoWBUi8qvJDu6EvYLv8CTS7dP8+u2xbPLtrD007
+        ITG5PBqan7xAtoU7SYCpuywCOzxWSqS7Ne67ueL1h7xEMus6sYf3Og0vFrxmHsG6b+BevPanQ7zcxp27u8Feu9it6Tsly9e7+xMA
+        vAfewzrgOCc8nGXjufx6PbtwbMK61Id0u660JTsy6RS8MtOqu5UKNrsZMK+8SHEEu4aLyTnn1he4MzyfOVqkBjsnGTK5RFiKOnU7
+        Dzw7H6S6xtJZvDLVMboKGg+8DaO8O/C0Szv7/Qe8hhf8u0QxjztGaLa7SxOivNzUDTvq2go70K0OvCvpYbzYZNQ7fXEquwyT87uu
+        80a7dp6au3mM9zrvCkk5RFyCumAxBLwFu0U7nPGiu8TMqLwh9My4nr6Dur9817mmDGS8/oG8O/tf37uZVOi7IoaZuzBoDLuGaJM6
+        YfsDOyXtgbrvbUy8FL4mPLBGs7tZYIa8RNHrO/6PN7iZgYM6e5YmvKA4LjtT2786uHEKPHvaOLvYwqQ7gQ/Au7Xi77tTDys8IeP7
+        OZwRFDzdCpC75GlGO8Se1TtmCyk81VCfO1ei6bseA9k6LQ0xOfC1CjzMk5y78d/nunUNTrwKwKe6kdZAu2BGPzthmN47EeiOO4SR
+        gbvCyyc8LDLWO73QOzwp9PS61Uf/O0spy7uXtwK7hiiEOzr+U7uxZSG8K/MSvFOpw7ujZfY7DL8oPKps9Lrs1QE85eIGPHj4VTxC
+        uZs84HUNO4M3qzydbKC7rzZ7u+Xkj7uwzJy7K/U4vNEHF7qbhAy8+SOfPBVyqzs3Dok7dRaLujqiITxK43W7jGrqPJ9Aj7sHpI08
+        G2v5u5uckLoyUAC8FLYoPBwahbzG4pA7lwcHvEtBQTu+s0E8blymO0w5XbriRTI8VLEcuyIJgDxZCVE7ARqCPIpEAbyTypA6rS+L
+        uuyvlTxUsWq8rsqqO6e02bvu3FM7AtAOPLnFeTub4rg6PU2sO2yjh7p0xi08XTomvJY5NDvS1Fw7OZKgOexUtTn5DnQ8uYkUuz/7
+        9rvXxyM8EF7mO0diczv9PzI7jd+huo1xUztVJdU7HMIxPNBl9rv7syA8yAF7PAycGLyEDog8AK0DvIHZNDx/HxI8hMWrOwYt8Tsr
+        gi69sYFevIi/Q7zzpXk8Dzkxu73uqT1DwVk82Y2BPGXjazl63vQ8h9e4PD0eFLzQ+yQ8F3PiOy0CNrwdDei7luAsvA6Z/Ly6cku8
+        RndsPAdYvLx9sJs8rWtkPB0omDxjlY68CwApPWbL/7v2L3G7m3hGO35oOjyuZzi8XEGgvL4BGbxha5C8qjFAvEHFDrzL6xS8BSGM
+        PDo8nruRWMo7P0udOjH7vDwi4Ku6k/IzvCBIpjnleAg7BjW6O9EwlLsEduW7xfpBOytaczwaxh+8c/ylvBhwAD0g7V27P1T8umaU
+        SDtUqPy8jnYnvLbOejsuNmG8auJfO4W6CbwXr4K772uVvCCNj7xEPMA8wktNu6ynhryzVQQ81MMhPLU4xbkowOc7yqHyOuffSTo7
+        xlo8iA+aOlUaQTs3N9Q7cdCwuxHoBLybJ9+7lGIoPBJ93DoyPOK7LpE8PHR5ETuzYg08Ug7UOrYsWrzExzK7e4b3O7c5GjxgIAA8
+        HgrqONIEd7x+vL85vC0qOxU8ILxLdsw7t4cHuxm6t7l5N0u8jQXaO0FjdbutsyK7sJ9SOm7DzrlChdQ74wNTPFycwrrHI6W70iaj
+        PC58r7tYGFq8E0KAvKeRz7tHBHc7NtDTu4wdFTukcZu7hBU/u91bMzzJeKg8SFuPPCTUvTuTr+G7kJ2JvPyggjwajSk8SoYAvJ/n
+        LDqOMTu6BtnkOtkyyLszAGG7SVkSvLgajTzoFkA7eUlvPO259jqB3TU8x3hTPAH9PzuWyEM88S/bO1HqXjySosy69q05PHs/3Tru
+        EcO7Qvofu9yVCju0XBU82TjJOpc5Qzyt7FG7DK7NO5ztljs6aDA85IZiPGMWojwC54s78Ri+O+bKKznon4E8Yxn3ue6TODpt1Io6
+        QSR4uhw2eDuiWDO6S7Swu0Zzz7v2Yso7UVH8OxnrnDySC4o7q89UPF608DvzZxI8pBxHPKzdLDl2Gf87V0BauV71QbsKbdA7IOor
+        PH/b/TubUHi7u4OCuvryfDuUSUc8ekb0PJAAcjqR5vs7uDd5vHiquTx3phQ8TZCCO6Z75zkbRxW7+tR3O3ShcDwXzW87G41auokt
+        sbsVlwY7aKPVPJUYUzzcRAY88Fu3PJmjtbu10ZM8VU25O679fLs6msW7HeRNPP4DWjvgqUA8VYzCuwWUjDwXZme5T74iOqYf8zzy
+        HV88WwBluiunxzw8WS857JTRPKps97uwJUK8hPsDO8U4grvrt0A8InRDPYDJEDwXFoo8FszUO7H93rxy0JQ8ntlRPDgNF7xW8TI9
+        A/0fPeOdaj2gf/C7o2AlPAhXSTxSRTO7RlVsvtVWkj+j4KY/9Wtjv4L0PT/4tBg/9bMfP8mXhj73ch++X5SDP1TnYD0n8Wa8WL35
+        Phj7lz7TlR2/F3HfPRtnOUDIqNy+15kmQEFBPsAXBq4/Nw7fPtaN3D7F8Js/s7L+PTnbiUA2qxG/87V8QFrxCsBeDfO9I5a8v3zm
+        Kb930pM9GHQnveGnor2p2uC7LX4Kv9yxTz4Ai9u8Jjd1PLWS4T3qHim9MvbLvLK8Yj6k7GW8pbW+vNgnb767NkO9/4Y+v6Ivnz7E
+        j17AfG0YP4sWCr42kkI/5/CPPuKjSD9ZV+C/+ONFvxbsDT6kHom/dJ4UP1zPqD7HI4E/DWXvP2a96LtZ2IA8RLsqPImhyjxbii27
+        fe56vL7KQzzrImc8HiCzuzZ6NTuYssi7kgQlPdT3o7nU6Cw6WD83PMj2vLsMdze7OweBu4rRx7udU7i6/1/AO/UTJDxM2BA7Dq22
+        u4ixg7ujTRU5lWAPPOLe87vPzge770g5PL6mLTxLNe07mxEOu7Re6rvuWIi8stNdO8T2iroeQSi4SElDvPqg7btjQVQ7rs/Mu+YB
+        2Ls9N1w8aDcDuyZCTrzjhaI6EPDfOxEeZjveMBq8dIAdvCTEVzvMgTS8FVZOvCUwZrzmD1S7fNPDOxLQ0bsUsEa8kS77OtVQCLt/
+        gwq8qQkDPCw6nDwbS5G7Imm7OilPBzuYPeO7IZIGPDUJxrza9cW8p2Wgu/d6v7x1JfS7kD/+uxZHjLsSYKW5BvyrvA0GVzxI8nA8
+        rKNjvOB88Dn2fng8DBzyOwP53LpFJM+7ui+buyw9cDtm7v27m25DOTqd9rs03GI7SaWROpuDGLsyPpI7vIlzO3mdwbs/8UC8T07S
+        PISD9zso0Vi8Qt43PL9fjjwOdyc79TI7PEFOLTzCXBu8vvQzu6Vn/jtfbR480yzaunOZjbvG8OO71heGu194wzwg51s7fnNEvKUy
+        MjyoJ5Y7sWc5PAXvB7o6la08shucOlBXADxhs/g7Hp5qOrfHaDuiI6w7gfDQu8e2tbuUK3w8hqSQObs0XLu0C5k6EcIXPIi+2DoH
+        qHG6oJ6QPC+nB7o6kXo735YIPBDkALxvV6I6ZQEqvAOn9bvLPMC6ItI1PCGbY7uJ6+m7EOTTO1se4LrMPRe8KJKru/EAK7o6+4Y7
+        hVZLO7eL0TvZ8d+75vhuOymgbruetus6cl6JuhhHADwpPoy6N9awO1hdGDrr4+G70oWNvGIYwzvthXG6SP+EO21SAriEdxk8uWSf
+        u+H9x7veOdA6JtJrPFcdGLwCo546t8VOOoWhEDyIAOK6oEahu5Wjezyw+wG7sV6Ou8AHrTursZI7G+SIOyYo1zoi6jW5vQwlOiMW
+        pDwibwO89yATvJFd8DoLu867n9WXOz7SLztIixw8A0zFuRqOvLsBxQw8rp8quy7X5rs99SY8uXuIO5RMG7z/P9g7DGoWO8bhljt7
+        57g7PnuRu0kqGbsq/io8ayB7PN7LJjsrnp8736PeO7LJzTtfQyY83R+2u1gD0TvdYRm8ddDSO+7rYbtH9Zq6C2ETPDZhM7wugdo7
+        Fm3uumXnZztgARE8r53jPJUDSzveCYA7gSdCu1R14Doxdsk7HUU0vJpMxby0sWs4GtIvOrvSQzue+I27mwh7O5tLm7vwFOo5P3am
+        OhOPe7u9+Z078VUCvDwW5jvBkMy6gjlMOyGCSrxDak+60TkNvEF10jsxp+y7AyirO7txDLzz5QO7UODqO2m0yjsM8a67XerHu8h7
+        JLyLyg68MKT0uoPR2LuViR+8JbGZvMRpODvUsau8wr2hvC+xJjv2mM871PjEO8JIgLtQ/qe8XXQFPM5fcrz8Xka9LR9YPFtSiDwh
+        Z448lmQkPGi0szpB3zY7q4btu/NHFLxS/266+/CSuJLDlTpFl8Q7NvK2ugDKIjwdOrG81BcAvbYPczy3oRS7PAf3u1a/gjzn8vY7
+        ehLVOs8oNDynn6K70UGQvOdxwrpxUZg6zU7hOyyNhTxhvjO8fuqevAYOqrzvYbg7ZRB5vDg7m7wjum48BvS3O6qC4DsCYaI8qgKG
+        vBY8mbtwEQm8DuGSu+nIX7tfBnC8wKvMORVcDb0+OAm9R+OOPM3Dy7x1hfc7Mt8/PKnxzLyoqi08fSlnPO/ZRLyeKws8Y8xjvOT6
+        9rpcO+K6YogrO2jGoLvpP2a8qFv0vDCe2ToHbSA71LzXu1OAK7wSeqy7aZwTPM4ncTybf6S8y6QSvK3ULjzpBB08RhaQOkhQeTun
+        eds7PaKHvNIv3LxsGWg8G4pAO/zfu7w7Db+7PnQpvL8zazy6U5I88ktgvF174btK1ao7RoXVu0jcxDuIizo6yhAOPFlegbwobJe8
+        aUtGOmU2T7yGxFi8gxTxukx6rbsZGuI7kR37O9nTILyDq6U6qCjuOmA4P7ppAEe7aAofPFi3ejzdG1S8WvG3u48CwDumHtu7vmTl
+        u7AQg7xfEE47v4voO5awWDuz6+O8upwKPEh3pzsaVfG7uSl+vFKQ5zubsu07OiJzvI5c5Lt35gK7+SMHvBpndLxPhR680S1uu5FC
+        bzqkzJ87YzHNu+sHMDwxamU7HkqZvKCNhLyvIIs7cbYouy3oMrwm38a7hKfbOQGDaTuaIWO8UyANvDjb7Dtcc727UBM1vFWdcbz/
+        UCg8Y0wwPM1ZsruLhjo8daEEu4sOBLxwVAc8Eq74O//pAbtgSfS7boM2vGkEQbzyjrU85K49vLVDw7tz/yy8wKjrOzZ1YTtjVwy8
+        TZOWOlv2hbusDWc6G9pmO7eeAzoybHu8gjEhPHyASDorpri8q/h+u/bfWTz29yS6qL+Gu5GRrbs8Up67TQmyO0oAjjzXQpk76l4k
+        PIkeW7xSdVW7fASxO366W7zgKie863WSvCmGSjtjm+87tJMdOldO7TuPrMO6y5hyPGNtubpHghM8dBxeOwG9eTw2/lw7w0t7upne
+        8rtBjBM84VqnOsQeg7wGeAq9292eO0ZfRjsEi7E8EKxtuxEIsjyr8jc7r4mIu7kSezsLKnw6DcMHPFmZXzzUjQk86yAdu1F4AbsJ
+        kSm8EQupvB+TXby4kmC88rCuvINA4TtINIS7uzulO80AXzzYyjm7sr8hu/ZSG7wm2Jy7KbphPPbjDrhIEem8tks8vOwpFz+yItY+
+        EvQTvsbNWj+TJpe+97YpwExNwz8NYm4/y2ujPjcS1z+dtrU/VB88PzKm0L9VCsw/2yoov6NOVb+DSC5AMdUSvpsY0L6WUlNAMcq7
+        v1qJfb+QeCBAEV+FPe14Ub+aIRfAp+H0Pxv2VsDXokzADw6bQOCMScA0/3W/lMdvPfFMFT3xeqE8HZn4vFPf7r0qT9+8UAKvPriQ
+        3zxCdFq9fZD/vVPA8LwUElW95m+uvG1BpbuKzUW9ipEwPe3VXb9kJI4/p+WivkHCJjplUos++f/nPmefvL5aQXs+4Ti8vtZeRD9U
+        4uO+tl8YwJ0n8z8Kif4/bsqqPiyESz8UZtK69+LcO+NwhDws/re7+806POQAwry/iTU8m5amtggq6rrDNNY7K1SEvD5N3bxwcBq6
+        mUWaPFeXi7ygNai8S2JVu/U8Pzzdcx27QkqLu42w7DprRfo73A4pPInb/7rXpSa8Gt2jO/Cr3juZNDS8Uqn1uvBTQzxZYqk7lGjA
+        O5kxYjy+bDk6Eg2cu4n1GrqPGou73+tQu4NsFbx7kYO7eZApPNp517vzdxe8UzpsPGq9R7tmjv+7YYJ+OvB2Ezyn54w7IjzIO1x0
+        yTj9HjG7vDliu4nWBjvtg+275alru1ujvjzMiZa85NXvu4RHPDwQzyS8CMqBvB6x8jshJGw8jnwou/rwDzunAmI7Y2pJuycfPzuJ
+        qU+8AhaFvA/3W7zfX6C7MzL6vKw9CbwEoY665vuquok31bwC7nY846RePBMLPbzhNmw70h2KPF8PxzntB5U7+mJgPNlqJTx7tEI8
+        JRo6PCBbx7tJn6K7SPv8O4BIcTte9c+7F0Z3uzFlhrtv9zy7l6MkvF+u6zxVPL47q7djvFYlBj3dUaI8fAIDPJC75Dzr8Ym666UJ
+        vJOdWjvrnwE8oMfpulQbGbuKNZ+7Qjvou9AC+DrhOw09yD8Mu9aQi7zRfdw8GMidPKirijwEZCE8eHyAuk41IzuB7US6ZOoCPMIS
+        ArzDr1k78OQPPFASKjvbPhK7+MVmPJXdCbsptwA7BJCbOxG/dDwDN3Y7e5W4O4Un3LmbMxW7BTgqOyCbATyBWku6SGkBvGtYL7ym
+        PWK687ZZO7OIRTyaXde7e03iu9AVNTwQd/g7iUElvG/yzLrgFGO7s0fDOvuCRTtUOjc8ONQqvCt8A7sN8pc3tfgSPFYldjvHif47
+        EdcCvORrQTtChdU7Ho7Hu1/MVbzrjS47o/gfvKDK2LnrWY87VtQKPF8PBbzSEpC70Ru+Oyveazxdy6Q6TkBWOwPWxbsjLO86WvXY
+        Ooss8Ttp/6486jeau4WfCLz57AS7eiiHOyHoWjy7DSU7hxdDu96e2ztynN88GBY9u6JDFryslY+7ZZpzvJpH4jsmR2Y8o0q6PDXl
+        l7sEzua7qsANuzpGMzsCL1U3IWrMO+qmE7z5Dk+8QCuMPF+bjzwuw/E7/xsNPNlX3bu8nRU8hTiaPIq0tzxA3FM6l/dzO7XqfDvp
+        gfc7ordNPCTjjDt79/u6HF8tuzHEizyPLQ48Lf69OxXWPzwCHca8ByYXPBjB6Ds4FdM6QsBxu6s4nzzeMls6YHlZOzFa17q1Ew48
+        R1wBu2hFM7wxDHq8Ld7nO7XgODs2mI073P0AvGRWxDusHBa7xNkDvGZysbvD5Zi7zv5fOzmb6boc3EY7Eli0u49TYbvFaPu7RUPQ
+        uiCc7LnubPI6Hjo3u7SBKDmCFaS7q0XEO4FAlDvyUXa70beFu2kMILuam8e78c4NvCY26DssZAa8/66Ku7qp9LuRnK88CokyvJKE
+        vbw0jSY6t6CPPBmWbzuD/JA6DIG3vKCt3jvBmuy8yId+vcALAzw74088njYpPMi8pDypnGM8pNZfvEjCqDtmUiS80RAPvOl3Xjss
+        EOu7NWQCvMtSsjvaKqi5h3JWvCKScbwmYdg7FX+pO1dzhrvLK6o7EXOFPJCrYbvrybQ86A48vHb6wbsyQ0g8Jg4/OQimyTujj/o8
+        5oievG5D1bx7QAS8ekWXOw2qW7zBlwm8/vh/PCqTQTtY+oe79AcgPJpVw7wgBxe8Sm05O7KzbjvdkYa86wWAOqN9JrygAai8k57P
+        vNaKsruhtOu8UJFHu5xLEDzZKjy8/TPGO90ZmDyLHZa8uXbUO3hepTukNh27nMBCOrPqJzz9KWq8fQU9vPxc67x8gkc8KbkEu9GI
+        6LtkDU68v8zlu/A/FroZs4E8KQCPvOnwXLzZh5k8EhPbO2LN97qoaq88qUl9vK+/ibyhOLO8YfceO+WW1bqSLiW8mQelvLrGUjtI
+        NIO6tVqHPLdSi7yWGYi8356APF3WKLojNrW51mMTPC0XTDoNwsO7CYQuvGNryTqimVG7mcoIvM/bjruhHak6j90AvDOtkzsImwG8
+        Q38CO/6dsruR80Q8Uz58uyDhAbnfvPs7IfAFvOYlWLpd9+M7tVY3vBZFsbn1VFi8FK47PAlktrszGzq7l6anvMYfUbtj1zS5yvW3
+        OidWeryQbAo5uYDEuysG4rveNMa6cUPMOxblhbzm8hW8DUcvvOqYBDyTjBC7Ic+POiyPUbyvz/w7vi0EvOKqdbzWVh28dRm1OtZ6
+        grusVJy7mk7WucawN7oJOtu65CywvLEjVbwQQK48cNQAvLFcErxAgm+8GasLuzMXkzspIjm71fccPDfUALyirpq8plECO9jDDTxr
+        Gws8iAiAOycLS7xBWR28Ax/dPPVxPrytK0W8eQ83vFKJI7zgmh87LSIBPGStITxRpXm6q7aYuxqB9jpkbqC6az5ovEIIaTqxz4e6
+        eIe4vMDUTjwANwE7EcnFOSxzILtl9sa7klcEPGpvpDz+rpM8pQm6u7NTgDuboJC7ITplu8MZPDzQrJ66pANivCBPU7yhZJk84KFy
+        uycVNjur5xc8/rpLvBGgVjtbZjY8DWicO2U3O7tVTiA8QGMDOw2pOrtkWFA7K9G8OdUjx7l5aPC8kNL+vFtze7z3qoO7Sv2OPG5v
+        1TpTJIk70hKEu2bob7zeRG28DfM0vF37JTzDhUg87YYAPHETwbpM4bi723h9vAePbrw2f4O8P6ZkvAzvqbyQ/KK762gRvA/s4jvs
+        Ul48q1+hvDFt8Lvjf4y877LUu8j/YDxmKaM7cDsOvcK/gbydiVU/CKDyvvTfxT33pYE/i7Izv6+tBMB/4+8/7arsPveZWD5nV0U/
+        Ca9/P4FK/D6uU9K+0rtvP4zmFr9hCRG//6NlQEb//7+qRAtA/55jQCZGgj9a+QtA1B8KQHgA470nGOo/ZID6PzwjBj+igE0/9ViI
+        vwqOM0CtpoTAoH0kPz32ZD5HuMA8Jtt4PNLIWL3JE4G+lVY8vEXuqT6T67E85JIOvY6sU773bCO9FTwTvWSzSjwVOFW9kVT9vZUM
+        hLt7Lym/qr0IPs3hE79mmiS/TEQnP1WdqL/vyBe/TPzRvuCIUcAB1aE/d+sXPe45FsBBCpI/QlmxP5/NgT3m29k+zTlMO9PqELt2
+        nrw8VLC/vGq1xLse8so7z/VBPCeJ6jtIwh+8+jI4vN9Ffbw4Tdu8dMfau6+jYjxLPI68/r2eu7LLozxdDbU7iJW/O+CqhjqrFQM8
+        5huHu3aesruF2Vq7DFl8vMxjqDt0a2q7z2qhuxvbo7uO2ds3PgVlvMumGzp+jNg8k0oqPbKVyTyUJCu7yxmMPBabzLrvkLy8lJ35
+        O1L4I7wPxVa7yyezvOch7jwDTB68TmqAPPnetbzaxwi83xbZPHjKvDy/ETY9iOWgvPzlAj1HO3k8IbiFvPCIiTu/ufi8QebRO9Ps
+        qbuLews9aXs/vLvp5zsdnL660MYJvOIkj7vKXIg8x9ESPUnVxDqDtdk86iZQPF0PdTyxOW68RF+AvN3K9jou+Z88TwaVPCV2QLzF
+        Z3a6Dd5lvPfkyjscPqg7zyA0PHGs2Ttks9a7vlyZPN5bPLwcKMQ6GCqZvDIyGbw/zEq8k57xuygTaTtA5Dy8/HdFu+Lq1TurTYG8
+        ZjjkO3dmbTub9RY76USsu/Kjpjxchwa8f9wEPIUGXbyipDm8c1xqOyODw7qQbSC7n26sO7Q9HLyIEHI8cr66ulJPATzukHm7QQfS
+        O1YI/7u1LaQ8yRXAuzcRhbrN+hS8pEibOzgfwDzWPJO7vNkVO4YQHDwD3iO8t3uXPJtQKrwRbjc8MN5DvNQlwDuGade76Q7XOq3r
+        uzs2Mds7b6UFvFdZB7yFLAw8Rr6LO11FkLtV57I7l1IlvAYBEjuz5gs7KWEXOg+iH7xwx0C7uVjkOr8KdLkVND+8rU+eOwE407p9
+        hKk7/8OFupqUk7uex1I7wx3OPDkVjDk+FiS8KLAOusUAdDzTbOw6WDPhux42xDtn2cw7MY26u752sTvYCgm7wE5QvJrQ4zqVTkA7
+        w++hOlspEz30/qc7fp7Ou0z7KTvon0I8Ior3O4w+nrsUedO7e1i3OoPA8DtO0Fc8peduug+07LvOly87YwGXu+V9ljvDsJw5M7Dr
+        O9kWu7swP506v2gBPNDuwDyfQvU7sQ/7uoKDXrpRJP07ju0zvJ1paDv99S27jZ4qPKtqtruu8xa7cCCKvKIarjtgSPc5JRTCu2D+
+        gTu0RUg8dk0pPIBiDrw1+Iy7/XwrPFiHBLz2RcY7ro2duy/+1zux9bK7Ll3AO6u39rtI3yW6wDuoOv9karw/cEA8X5PVO7f7hDsg
+        unS8WuxQPPVimDvUdOW6FCQrPM4pVjvw3rQ7m1o6vJt6OTs3/ly8DjZmO+pb0rtMRRW7qJcgvCBfcjsan7W7gCyeO1wb2TtKRZq7
+        zRwUOvg8jjsi17677pKju9P1e7v1sQI8HWNuPPVGxboOJ7S76wZyu/jFtLtpllQ79By3vE0yk7psDj27Dm03O8v6ZTwbFWO7e9BZ
+        O1+f+rqJiIm7cEDauX4J5jui80C8z8dJOzMZSDuuwjU8s2RCPJiJ9Dvfb+47Wv1LukOuDjx72fE5r72uO7Mu3bwJVfE7wbkZvPfy
+        ujtVuAw8ygS+u5HUDLxJWzW8I6ndPNf6xDyu68Q8u09oO9oFYjxZXX473U8XvOeOITwUTxi7M5IUvF2/d7x9hpo81zuVO2ftOzsX
+        ZYS8ad+LvJ2H7jyeF1K6tNCaPP8dB73agLQ8xsb/OqjgmLvj2kU8Fze2vMmVMjvAjke89KfLO7jleLx7QYI72eeLPMik/jky1ls7
+        1dMlvBQrYTzR93q6fRQiPAr+krtBi2I8B8yBvFYhB7tuCY87kfzSOz0/G7yAUn67FOl+vKKpyzvbg2k8gQXyOm+QRDtxuL47zCoL
+        ujGw4ztMLma8zX5rO/dYNLwA8bI4/G1LvEOOlry6I1I8vT0OvADUc7v1/Lc7ePlGu9TZi7uJ3Iu5RsIDPLXhqTvX++o7XQ2zvHp0
+        wzu3F1K8OafquyhcHzwFbhu8kAJpuz2zwbshoM27z+0IPG1fTbxMwZ87Zg8SvDcwTTt9oHS6fls6PAxhkbx9nhi7GRn4u0A7sjtI
+        FZg88OMavGg2nbst5yw8r+FRuzrKKTxM+Ue8s8Y7PFIfMry8p1o8QcYwumTPBDs9VCG8IqVpPGLLm7t6Gd+6nYgwPFbD0LuJWSi6
+        JBemO3Z/17sYwwA7PjU5Oya88jsQ0Ua8yn/7Oz7VHzyAYhU8My/JvLISiDupvcs7HY/DupI0BDw6cWO8NXgpu1Z/tzzEBJi7VLhL
+        vADkxrt3gzA8ZjITuoENgjvU2OQ4ls5PPG8PqrxIzxQ8+U4hvGJ90LtdfA07fJriu0dlLbzJ0eM89NRSPAUfbLtEA+I7JxSbPOaM
+        kzzSFEc8tg++OgUX/jsbA1Q8pk7HPBXylzvDXBK8l0wkOwxRALxpa1U8P5oGO6FdPzvnX5a7fNnQOxRWqroNmAA9ZqkIPLqPbDsi
+        C287S8+aPHsTHbt7J8+7wJijOk5+XjwfsIg7Tt+hu864ErzypXs8o0rxO8BEpLunedU7kkOiO0/MNjwdbnq6PGA4O5L4cTxQrSA7
+        TYywO927wrufghG73v8tvPBysLtdgnm80ZgovBby97tUNDG8Ml2BPD/rkDwMFP47yoguvAleFjwvzN66iVKbuzZtojsK1e47gdBZ
+        O4kcMLxtZxQ8+zCVvMSLDrw/Wgu6wCZdu5518Lu9g/U8kjhMuxjKk7kHUmg82PWkPLfW1DtL4bo8Qi6Qu/MaEzwBFPK7MQWEPEsk
+        6jzAogg813pjvOah/Ts/spi6I2ScPDNMg7w2/Y47H4aLPCGvBz0k8og81ruLPFjl8btx3CQ8xYgEO1TrhDz5EQ88Ag83PLikKrwA
+        g7k79scCP1+2Xb9sjbm9wPjev7hwkr9yRMC+1OwPPgZFW78AGbK+wXHlPmVKOL9zWak/6hy0v0H+MT+LsAa9mbKJvwjeZr5w4izA
+        2GmrwOl+3b5cw7a/lZsmP8AAUT/W6h4/WQwUPDzSj77NMDXARVwvQKEZGkDWJgvAQBU8QAwt6r8RLYg85yHQPMOVzTxwYBS9wMN0
+        PdT5Xj1YlMG8UnfbO9Eiu72H68A8PcevvhdnijzDlny9tBMsvjEaub2of6e9XDbhPfC9ND9UF8s/dsVyPwB5sL9gTcg/OyUDv9Qa
+        WT5uyc69MeyjvkB5rj9MVVjA2fpCPsclJz5nrgjAbmcgP51FnzyYo/s8OABUPD+yAT2SUDq87SCFuiAJpDwEm4q7UAIzvBqqjDtv
+        1/45ZG7Vu37jJrlpEjy7ArCAOnl8XDvq0Ik79B53vMdIg7kRby67tv8Au0JchTu6Bt67iwI6O+FIsLulY1A8Bn2HO2hBnLuEhGu7
+        crYzOw7ijbwIOBw8XrwCPJ3grjydcv48UOHmOsglgzsDleY6nxSyvCmYazy7h1c8LXOMuiKoS7youos8D7B4vOU5djyC7a+8YLld
+        vAgFZzzZ4FU5Ai4SPePzwLwoa2w8pidDPCvOrrxWD2A8h4H+uxyLBrsCXWm8s4uhPNd8dLx7ZjY8lJRuPHy+trptetK8kGo7vK+Z
+        yDzqZ1s89g1TPCWMDzzm9tM7FnDuu0jmATxCcrW7v7SPPLJzsjt274a8a18EO1w7NrtTSLo7i6Q5u1xM4rqYjCe7IQUGvOQMIjwP
+        Gp28CjbeuzdCn7xdDos8+2Z4vOhHWLylKwS88NaHvGFbCzuqI508+iMxu/40+zsbYQS8aRiDux1ZEbvv90U8SJCcvDukLbwBYym8
+        lUhUPB3LDbwBSsW6yuxJvDxPi7sYxu+7eHjKPDotpjpyBZ070PQPvKEZPLuGbRi8Ce1bPD2YPLywJpO8IgXyuySZbTw7Dgw70Qrh
+        uhWdZLsEKOo7zt8OvNfC2jxHM9I6cyHMOx+Lrryq2WW7Qm6vuxV9S7rjf2a5m37XOiv/s7sbCjw8nNBRO8rcpzs2qF68QpI8POTu
+        77t0tXY8ElsEPGKBrTtCTa68rZA8vAiyAroMWg6707wcvE+zsTtYxYs7jvULPNsa/btj/W266B0RvGMB5DzLYzo6EICgO52+OjxM
+        4KU7gHLeu/zCdryjhhM7V4eWu7C58bvU/JA7A6kaPAeqoDvwLs67aoqlOyxDNryd0CE9bWWSO8D1mjvjMrY7DIusOiATgrrikB28
+        vaf7uyG8KLzu/1M6eWKAO0mWFjvem4c8e7wau+F06zsQn6Y7wUWru52VZTqwL/Q7OsJoPGNrJ7zRDwo8XwmHu50NKLwO8km8UWKm
+        OpoPbbwqiAg8DC13POPGirvOrY47rW1Ou93rwbzZkBA7Y6FtPJU/GztiK0y7/l+0ui2LtjtUSXu7b7Xku+wmFjxbxVW88xlYPNfs
+        ZzxsEAy7KVCLO9Dx7LvQ4Y+8SdoEu7ocRzwQ5Sq86ZRrOuRtELz1FTy7PT9PvDvFKbtwCui5Pn1VvEVqiDxJGFo8kAzVu5HMwLqw
+        fa034i/XvJ3jtrlCOnM71NU7O7xH1byGMk67RHGUvM4Q+DtADIc7XUKbOmV/FrsHdDo89h8lPASPoLsIq5s7MDjhu8tpEzzUd5y5
+        bEsOuzLPvTscUL68EPUBvHMUsbycDvY7/8cZO5l+JzzSIZI82rDTO2X/QTzJsR47UoF2PJ85Hry0zm47aqyTupHbPTxixaY7X58o
+        vKB0l7yOWiQ7+E2LPJJLobm2IEQ8CwYFPI14WzwkWhY8MwOvPL/lnjwd5tQ7RQakOgx8hryl6tO8XX5wPJhVPryViEU8LEToPFqo
+        ojuneS87w8lsPD1nl7yE0TM8w++iPOnuTbx0PSq8AmQDO0nyojsu4gG8mmytvAF0prtmVoY8roqavDnhbDwHtsm8aGg+PLp3kjyU
+        uVe80Q+2OyO4ETzjSzK8AyGOuyNGCbxCjCi8v9E2PGPk0jyEJAI7MdyyvH8r4ryUJXo7S7WlO/UxPDtv0527mzIbO8qyNbwUd3M8
+        NjPvu6cTkDw6T4G8mP4QvF/Kmbx+jRE6rQ+SPKV6kbuQ1+q7OPe+uyTxd7v9jEu71uWhvHZBa7s7lq+81CMzPDGcurxwcVS8XzEI
+        un1RXbz/6JK7OpIJOtLkTjvSk1m7eJZ3vIvdNDo3TIG7bfXEunh/Cr2ATjq8+EcJuijARjzhI0S8JZX7u975LLwCmSO8ZRK1vPA2
+        LTww8eg7n8fqu2tvZ7zvImy70Pibucs9cDt9yAq9fvatvO9hors6+Q089sk+udXgIzkoXHW8FRelOzb5GLzIDDk8GAsRO7/Xazty
+        P668CqKrO9LMGLyGXLe7vQ29u5Lkpzq0mqa7c0wCPAsK37qpdDM8P0l9vM+hPDuT5WC8LuYnPHb1VDvCsYS6RBJ7vEsGrLvnRZW7
+        HDGWuux3Dr2WW687kvQ3PDpxBTwTYhy8eyVaPOJCFLz5a8s8/Yuvu6NM/LkyZLu5DHIFPHe4frzMyTq7VxIVPDOGYjts7oW8qhix
+        Ouz7Srvx2kw7qlJGvF9jVTxZ4Mq7jpPgPBf7BjwzCBS7K3YqPFTCMjx/Fqo7h9K1O862l7s9sZ27NDx/u1AO9TraVdG7Lf7CO42W
+        bDunwl872+clPNxk4bty1Mo7x86nO5avuTvvCUe8JQwtPPqkqDuJmDU77QKJu/cpRbue5E+8CuFivFPiMTyeroQ7XgacPLvOsjqd
+        tbi8L1ImPLGeXDwaqV07UIJAvE42ibtNcV87LVsLu+Lhp7vG7ZQ7Db6vuxTDEbw7vpg7rXxUvGAt9zshxJm7uJ84vGP2IbzRQwM8
+        38LzOmdPcrujvxu52tDUu/M2CbxngNO77vOdu6agAbz8zPU7RzyJO8INlLwwGl07TfADOykd27y23Pq7n+0fO1AZDDwJ/QS9CSI+
+        OxlYWrz9F4A89tZkugCgAjw8sHQ5fftpPGvLqLql14K8hPXsPMqGcTtnjWQ8U2CEPArIhjsuhFm6k6tgvODWxbusRq+8QUjMO5sh
+        Ejy90D8924tQPHoVqjzp2Zk8HUhxO1EJrjxKZ9q6Bg0BvKbShzw7UCw8/X6rPFPCLj+1ADi/OkAjPwWXFsBk93C/nLA/v99Ve7+C
+        u9C/egVNPPkUIr9NWN6/pWmGP7Vyj7+FK1c8GswzPxVDi7/sHI3AwyI2PwDEpL+LmdO/OBKVvFIVyD1qZ6bApgBOv9QHDb9u1IE/
+        qpY6v6Z8HkB87dU/lhU5wBNt0D9qWT6/UUuHvIhClr2aQmU8lHmzvEPphrwHqjg9U58sPdl7OD3Q8KI9tHCVPWKnlbzfq0u9bVp8
+        vXXMKL701YI893SHO1pZLT//ZTO/lTMkPzp3ZT9gtNO/tjqLPzx8Uz9gTUS/HY4BwHHJQD7MISNA2Pn6v1zte76bMzI+Cq0AwC9e
+        HD/HLpO8OpJiPCnDJrxv0yM9fA31vMJjNrxi/CC780aPO7VgDjs2bEq85fWMPP2KkTr5I0082z6uvBA6kzvs5eo8E+X7Owjfhrsx
+        hac6YI+COSAMjbzTMpk7Ng/uO8+fhjpHNVK7GrWUvKbV6Ls0mTQ5u3C1OppzNLvoF5q6I6EOvAzzVzxHs5q8W2Ovu81rjLyFssC8
+        L8JJPFenfDs8PDu7DZAgO67oHTwOiLs6m9E0vImUFbw0d8G7MBZou37ahLqjfJM8Q9oBvYt2L7xJN2+8H2gXvJT1wDvtM0G8+Ddz
+        vHXw1ruKfHo8KoRVvFLNGruPal28at/MPMs9rrzeHjS73M+luiI4mrtZpBq8GfbCu6Z0KbxnH+G6R4khvF9/TTycCEy70F4jPO6o
+        CDuQHbe7HMQbvDP547s2GjU6eyfzO8BpTzvQoSI8/+oYvHMHGzwuPj68eEslu9bRW7z3EMq7dwQGvOCOl7uD5yk8akhAvBOuG7yh
+        9q65TRqEOzXWHryJoq47zHZhu46FTrxTk/87MoIjvFyD5bn/Uiu7cZuXOxYw/zvgbCq7E0WTOqaMF7xsiXO8a4aGOiOM97p/Nbm7
+        XoyTuk0OI7v8+sS7I9UlPNiPETyy3tc7MkR1u+y7izvZ0oI70PKOOjXkUjxtnSm8+7lQvEBGBbwlMSw8S3Xnu9ZrW7zQZ/s6oK65
+        u9Db/DuGx4U7hpiaO9CBvrvYfv+7ln9QO2SS8bpK9YC56UUkvMtid7wMmSK8oTPfOy9RjzrDeCW8iR6wO2Iz3TtpHuU747hHO110
+        X7qhWSG78pJmu3X1HDs9xwK75C2+O4mrvznWf8y7yfYHvMFdtDoBrrS7XhVoO3zttju45mG7XQy2uzqm+DvAIbO74ZPJuq2wrTtO
+        93e7nDqHO5f0Lzp0HQg52m8IPCVevjpF/i26pLXaOiSRiDtMB907u8Ylu1fIBjwS8TQ7iZvjuynOmrvF/4y7SM7+OkcmM7sVAwQ8
+        /wudO75CxDs+Ci68i1LhO4r4jbq+v/W63mrdume3vzspTya7vnH+utennLt3vHC73d2IOnIWP7tgBZE72j9fO7SfobvElh47Jrs0
+        vF4AYzsBHB68i9hyO3q3hLtyrxi8S50LO9QUFzwcy5C7JujdO4/7LDvQ3yw8YmAhuz9WLzy8nMo5br0kvD9p/LvYJBA63+jdOtE/
+        Qzx5UxG7pMDCOl9ZFrwEZSo87mA1uvbooLu64ky6BDuQO0Fu1zsyiHk8E+q8Oxx9IzseGK46zYkHO4rXC7zzQag6o/d5OeI3grou
+        loy7ng3RPBsIP7zv9gU8A0SGu+OsnbtO1o87N6lbu4b5lzt748O6flOcvEbytTt2Xz67ehZpvFDjDzx5/h084HlpOxSLejx1h9y7
+        OYy7uYIAGTxaCRc8Z9EuujSlsLshKyc7cz0TvHjKhrwviLw79DDWO11CfDw8Do265zCAvITQyDkfnhy8JRrxPBdrFrprApo8C/VC
+        PP91qLxHYZ+7Iu5kPHWBzjxpzaO6UEiVvOS9UTzsCNS6lnlqvPGO9DpRUy68NlJlvCWmQjx92tu8pwgWPPCRpTvtReC6F3PKuwg+
+        czuG1pI83Rk+O6k5mLwi1N88saiUuwFemryFVM+7cDsIu3LqODyN8bk8uoz4vNAsiLwsL1c8a6oyPDT8U7zsWcI7x7JsuupkRzy2
+        M7G82s0kvGDZoLuIJDS8dKh6u1mIFTzZ4S479o5ZuqO/CL1xjfA5mdsEO85ZsLxGGz47db0SvO8Kh7rn4G+8X1VyPPC1iTlFe8o7
+        +iw1PFH3erkIWcE6cd9FvPOflLz0HQi9TXFjvOh70zsa+TC7WTgXO4euw7vrDea66l2wuhLV4juwCcG77GrLOzKOJzqe/Qg758RC
+        O3F9YLwd6LG7yAKdvHM+8TtoeAs8/XQFPJzRHbygTw08yVi0u9WturqZ7Le73iBOuj93HTsTNns7hc3qOhV1ZTx7LC47lDIOvN3D
+        Db0qoJY7NB/MO8kuSLoeFjq8MwqDOj2ofbvf62m7RCBePJCWlrub6zw7/1gFvJSkmzlh6xU8bbzmOzNLLju5F9G87ikVu9LbNzyz
+        DDq8xD78u84QzjuMJlO8H/7tuuh+GrubLH88ePWTu9NHGbzA3BE8FCVVu/A7wDlEAcu7c7vQvKk0ZTwUYKc7H0qmvAUFJ7oiTgo8
+        qERjux3hoLvIHsq7nzSOvGK4bDyrZ0s6CrK1uuu7o7sSw5Y6mGWAO9A5ILuiAls8+zWaO+7txrn7AKs7T9XMuveaIDv7hvs7hm5M
+        u73cg7zafoQ7zN+6O6Q+Wjs9+bM7Z7sRvHYlorv07uG7PtVTu42pAjvDfEa8q6sYPJVSy7oDz2M8WF6Pu0sjkbq2qcS6dIf2u46r
+        P7ut1NA7J9GWuiw0yruHfvC7NH9avO0BDLrrDhm8J2s4O78StbsL4iS7VnR3PIMIo7uyI7K7SkkUvKBTbrylfVK80lACvGlwKTsY
+        boS7eD+CvEloo7shjI87toArux6xerziOiQ7qvFTu+aq7Lqqob+7dSO0OisoTruUQz07O5Nru0lYGTta5Ru87lqmOTbairvI8r+6
+        Q2mOOzK6ZrkXPRK80E01PA+7V7rYUbQ78KXgO3HYkbsfBQC8zSCEPCFaVryHQ0K8SNmxuxc2hzznpui6ZOUlPJ8JxTu5qUw8aig1
+        PDoLnTynzw48i610PFoQyLsVd8U7PEXTPJN5hTyrna875uEPOxeRtDrARyA8ddmAOz2YYjwMoak7DWrVPInu3rsoFmI8fiGauq4j
+        Wjym/hQ8vKSbu1muIj0ATyQ/kIOQvokgdr7cxkG/k9A0v92bVL9E6SS/kAGuvjJvPT/o+FE+OTmLv8ShT75VcXo+X50JP3jngr+3
+        Lu8+Ge6OQM+2vT3ENIy/MgbmPi7dlr5FpJLAN0Tpv2OvCj7GqNq+LTW9P+BNjj4nuko+Mm2RvthL+79fC4K/vaUmvuvPI7zxDs+9
+        uN53PEOdHby1yT09CLeYvcYgFr5BLha9Fw+Jvvya+rr8+A8+Q8WzvtHJmb12+Ge8CRQsPgGYbj1ZBRY+lgUiv3i+IUCbK98/SSQW
+        v0hJWL8LfmW+YzohPuRVsr8eEwU+UNAMP4WPWz6Q0RQ/bWqGPmfszL9QDLk/iJkLvAukkjtcsww8H8TYOIFYWrz3lSQ7//j3vDkj
+        OLtD6gA7Ap8tvI4w3LviaEq7lEKDPAz3FTuez5Y6aJ/POyI94ztOBVA6EtnYOaIgeDsbYpO8l/gau61BGDzOQhM7IiE5vDxQkbzi
+        6NG7CXzNuOSrNLuekRM8OAiAOrbXrbvBJkk7u4jFvCwBHbx9NCS8aLhZvDdzNjtpQwQ5Vrnou9MFGDsZSCo8GEeBOyySbbxHTMS6
+        MdPhO03kOLuRuA28goJNPAwU97y+e8+7GEJFvO7KKbyX7hE7HX4gu35bU7xUVUg7YyKFPDs2BLw8Oxu8EWj+uxBNDj3iLAK9EYxN
+        vGIA0rmWt8m7dgNZvCiMo7trAoe8pEksvCg6HLt/hjK7XB+WvKqZ+jtnZTo8PLv8uzz0ILy/I147C73OO27UF7vSFRo7EB+cOTrV
+        HrxcLoO592d8vNk3mLkF3YC7NlmgvMs3cLyo0VK7bGRYPGEdsLwK8Uy8ix0OPBXIiDuHlIm8ECQNO77Fl7vqIgW8sb2GuyfgA7yj
+        5wQ7yneIO7gBCbwHpks64zwouzZ8lzt4Q+K7l5lyvKJwdTwvzkW67fQDvA5/wjsiQAW70jp4vNsTbTwRfVi689SBO146xrpUeb67
+        SbyeO4JoQLgqDjM8gaU/vMuygryEDm87v08uPMQBUrvZMBK7edJiux3vN7w3sGQ8m8DDOzK8zjv01uI7aQhhvLqTAjwHgZe762m5
+        O1zbZLz0KL28ihOYO41aGzy8law6wntBvP8mGDuopjG75fvLO28ySjpsBVa7d+sGu+d5IbxRx7Q71wMUu6WlKjxFI267XDVevOe/
+        nboWwkc7Il/9uq9ombu8bEs8xgq0u0iUoLo/JRc8HlniuhTNFzyeSM862mhoOSkBGLooEmy5uGVCu/twZLlXqGM8+MhJOtx+Izs5
+        IEc7ibRrPBoVkrtfjvM6GnWPuxPN9Lv/BQg8RbAGvIKvWzurEs07g04DPNSpCLxFdcm6HgrdO2mFzTotJmQ6GD75u0M+ajon0Yk5
+        SDthu4NzSrqa4ou7AH8lOwCYtjmXJCG7ojeQOwIOrTvIuRC8OGZ/O5Ai7zskYdA7N+MBvLYWILwgXGS7msWUu0Xfnju+Wh8891mN
+        u+rqvDvYbLk69dc7PN1htjtITnQ8fOy6ulpYursjyKe6gjevO3XIgrsCOv076BITO2IeprtAHzu8EjuhPBKbMbw9tHe7zGRxOs4e
+        lzpOpVc88nR/PNN0hzo2p507Bp6xPMtP2johg1u77boOvLX7XDwgq8e7wL7Ju7oQ6zzfIZe71if2Ol7JkzsK6B+7cGvkOvLeybvm
+        nbm6Cg5aO6IhmrvYnbM7N6Bnun66sbzYUKc8SXeXOtdCVTw6xRU8NI5ou47c0znyyVU80Bw6PLQZZTu7N7m7yXKJO6szGLz2DsU6
+        9Is/O4ZxzjtnsK+6LMSaPAxdiLwfPWE81caVvD2BkDwxFAs88RyyPG5GSrtMIui8UosRuo9b0LvbrtU8ai2POyWDr7wjgLY7vFMR
+        vIdJ/Tq7yIK8kWoVvO4tDLzFRli795bJvDFuBzt4Sh47IbGTO8d9ETwGJHC82ISaPPLotLpi+mC80mqGPC2FfDqMHna8tt9iu+62
+        e7qkQ1Q8JoGJO4+ZzLyEQcm8RRr7OkW/eTrXB+K6uR8uvIJx9bvoQ9g8grbAvLoL87x9hie8lwQGvBpJILzdNem6stUhvMN6lrs0
+        BOG86CVOvBIhO7wNGym90TqVPM6cgbx1HhA6TazDu3xZ0TymUiO8xpYuO6JjBzxVDSk860aluHtOvbxoTrm83tPzvE/UD72Cnhi8
+        LtDhuyy1CTwqi5C8boKXuxrT3zviyqy7wDEuvFSEZTx1/im7ny7IOol2hLupAUS8Svf2u2EcOLyyPGy87+CDO0UJWTuzK7w7MGwy
+        OxtLSbuXyxQ8WDs4O0ukDbz8pDk8NNhHuyTbKLxAShY8z4zmuxDrfrnFJZm8VvjzusQVfzzvpKK7TOkdPKjG3bv27gW8m7thOrQP
+        qzsSjgO76xiXOr44HbsL2bi4gY7ZO3VDybvH21i7bLpJvAeCDLzNG748GvWJuu/ijDvKzsK7eQHfux2NgjkDZIa55OyrPI7Mf7wH
+        jjc4LW7GOjvUrbsDriu6mUIdvBIGibyZeoa7CAX3OxMOYbxseh88GMO6u7KJaruZTbQ7bDIJvNLHgrsYXak7L1k6OwOZCjrK1ga8
+        V7JGO7kI9ruxp505VbOsuWOUKrvNZs27mQ6JPIRaqbkAdcY7iXfPO3NvHjt7eoG7aodfu7v8gjzDVCa8uXHVOWbFkLyuF6i7w/It
+        Oz/XNbthlC071CstvHadxjuBy9u5wZP/O+HBmLpqyP26YvB8O1u8XryUlQi86ON6OzqpzLovr4y7kXVmvIgXxbp+NOW6tw8DvCHJ
+        WzmmAre7udyWO439/Dt9ipI6MhPCu1EZW7yB2l28lgeYuheaTbtP2JK7JszYu5+Qv7xK09W6cJSJOwnNJTwnG1S8icAkPO63qLvw
+        6zu68rc/vN/7g7vKP1+7I1Sxu8ixBDtMW2a89g5vvMu3rLr5o1O8fgfnu34lQrxqNJG7XoE2u/g93DzTUMA7n4eOPC62+jtXYgc7
+        JPdIvBPwBLxdYKo7hBKpu5xwjzb0QZE8UzaMu97zhTyDm+w6YfqQO1X7RTzI3808sMsrO6Q/njx1T/C7n9BPPJm/jzwFTZS7opHz
+        PKfQaLxlz5I8atfHO35WgTsUwZU8V5zfPF31pTzNynw8pR5PPPRHgTtoO/87my/6O6Ff/bsSYTQ9LySfPyfoI7/C5RK+kbKrv8KT
+        Rz9Z/ui+BCFyPN23Dr8SSJo+DFmtPmkfvr/HPSu/j1Z7vjeUaT40qzy/YfY6P+7YjECSnqE/sLGgv5r6sz+QljtAxMImwLmNU7/d
+        z9i+3QwQPw1mRr4uTMA/lwcUv6FU+L7bIj/AFFebv1F3uT6RBs29rpM5vbp+vb2Ed3w9QZ4RvdBIQr7ui6290rHUPUOlV75Bkz09
+        dZejPeZeNb/KD5u9iZSAvPIKHD7dlts6Q3qgvVZYrr4c+MI/gOO1PxFgkb+zLry9QvPTPByz/r4o2bW+OryQvhzRCT8PykU+C+H9
+        Pn0/Ez7SMcy/5ALmPzdxpbxD3LS7FAFGO6p7eDwuFDi8boGovP2PmrzQqZG7dmmDvLIloLtnXJo8MZbSvNjZiDwAgOu7uDUtO7lp
+        ZTzYXwu7krszPIWzbjzVUYw6Uxy/u9jFIrxeIxs7t7qfuMbZszrmMAM888gDO9upJTvSMwq8BPyxu5dgvrsbSh4750Dju1XambsZ
+        b5M8z3ONPGLzKzt1eIe86GHeO6+Vkjvcwim8CglFupzlKztizWQ8vDCCu4ckL7wedhi8UDbDuq4f8Tuih+G7bggWPEZGBrstyQa8
+        8QyRvHidk7vwQ2c6Fv5dvBo7PTwu+b23yyksPJqdVryG/dS7snNxu8pRl7y5Wp06b1N4vJSVIDwwLSY8eKUdvOYvFbyeTrG5kgDA
+        ub6oKbwplMY73TKVvDLrRDuhrcU7aCVSu1dRkjrxXYu8E2iQugikIDvk8906AP/ju33Q4LtOvVW7459LubN+YLoqoXQ89lwFPOin
+        iTvG9D+7KsqNvKhhMTskhyC7qMc5uySQLrxh9kO7xu2zOr1flbs4R4Y7150EvOtTM7yM8FK8ZiGQPKeHjLoxYnk7WiTTOQZLFbyy
+        ut470lODO/tyHbxX34q7lsOjO1whqDtZ9YY7FJfOOgH9hrqsDVw7B70ku7HOvjvJ3gU7M4WEOQJMALxahwK8QHLfuj20DzzGQQa8
+        8itIOyUBiDvkRPm7NYpXuqOHxjs7q5Y77yueOr85DzxQ/iA7gvIWPENoNjsjukK8HIWOu+Gwlbs/ITU8EsOouxDeCDyhQp870hpS
+        vBnXpzulG8s7TCj2O7Q4qrsVSTA7+y2CPE+M4DuPViq86jOvu8hq77jHq5q77dX4OwvB3jv8ggE84Z6WOCsvkrzWkRU80t7XOxnv
+        QTxOg+G55P5ru8+rYDwDR547WE1hu0PaJbthiWu7bLvru+8biDsgSnm7NjhCO7dCXLuHIxc7VrqUPFHDhTtJHYM7wG9HurWqC7to
+        kxG8To6RO1JQAjoDjRq7drHROa/Z3rpzkbq7i2ECPEVKgDu1yKW71xjquSJKOLojgNq5HesfOvMp+zkp78m63GmGvHOKljtD3hM8
+        129YPPD9wTkQdvU5+o6PuxvYurrm4YY7KLQuvPloGLyaUK07dMTJO0HPADyecO06kNhuO4irG7wkqUi4YkEtuY3L2DvmbRE8eg9Q
+        vGwVDzs+okE8FD0+PBa62bu7ZS283AqHvNSrjjuvaEq60tOHO68YybvzwWO7BrWzOss2aLuciLs5zGpGO6Y/o7o1pfA7fvcDPCvv
+        xTsLAWK7FTQfvb8yWTtU2i+7R2UAPO7lQ7yCoJK7wT4FvLwTAjs/4Ao53cCou/+ZOzyRh2u80bCsuldbajtiXIo7iTHqu1xUp7wh
+        TB28wiq/Os4jADuUqIq7i6Z6vGaDwrtGulW7UNR9O74jgbsJ+oo8Pmx0u6fQozsNRCa7ro2oPG0EeDwLXLk7YU95vBE4eboZ9mW8
+        XkSsulwZ2bzdg5W82wbLuvqET7ukhPW7R/vTPInMZTuqsQ28ARO3PIDfgjuVHug777YIPCg+gzyc5ME7sLhhvNRApDuWCAG8RHMu
+        vENEoLtgNRU8k3+VuqtJJjv1bIo7CRvSuZv9/jqF0Q87xMJ5usjzwDucxCs7LbVqO/qvNryzLeC8z0Hku8l8KDyGObe701jUO16Y
+        4DuTT6K8h8flPEQVqLsJBwa8IyRju80BwLy0eqs8dBFYPNWKKLw6+Ag7keKRu3smk7z4/Ao7hjhJvK6TjLzuQIW6K3ZNvLnlgjzx
+        FJA7Fycru6HRzTqd/ma7AURrO6ahMrz9G8y638aBPFGM0bsR3AK8O2fVO26Hj7zMPr27Mi6EumFVaLzOWCY7VcqIO9tbmjuiXBe7
+        Md/IuiYMnDuCgiS7Z/ueO3yMGLucVg+8qzGMvDBxqTvSi6G861NXOxIL5bs4CQk6sQS/u1BDfDuPVKu7NDQ4u6VpDLw7ujQ75qdw
+        O4GyKzyIxCQ8dLQUu6jw97v+8nE7WHNcvHTC2rv849a7agf5u/r9xrsNoU083qQvvD3ioztVjx48lU4WumsCgjw7yQY8xJoTO+x8
+        1rs51ik8+s4oup5Ja7s34vG7zaKYu/sWMTpkVBc6YkJ0PCETFbubw3I7eEmRPGVhvLt60C48cvhTPE0zo7tUPde75oOGuxg6Nzxb
+        W6m6GrhevFNrBrvODkY74pRFvJvL5DvhoWQ7dL5uPM4ilDstnI07d+XAO1aGGjz+khU8veehO1JZNDpJgWs7wztCvBDNObyYwLg7
+        5uksvHQxwLsvtXM7FAdFvJ9fX7s8wBI8luewPOeXODxeCGQ8XsDrO9IO1rs+kuA743YDvIp8jrySJOS7ELrHu6CmsDtTfcA7z3Nw
+        O1DQEDvUqBg8VBi1urD4VzyDRhU79ZPwOwaYorsXVl27s4RuOlh+qLzMzIa7rg5xO4MiVTwILUq7UHa9O5iYPLuuPha8d9iEOhfl
+        S7y7Hba7cDsCPIhD9rurSg08TidQu1iPIzpj3zu84JX6uboyjDqa+QE8pcKbu3cLi7s0DTm7FsS0O1V9GjyxEXy8x5GGuzSZ/rud
+        0Gy7l5CnvKPiYrqbxAk8NniiOqfs4bsus7S76XUbO/nXI7yBKcU7b93Yu1O6kTtcqQY8IF1HPGwPh7wlmYI8aWDsuwKjxjsu6Ze6
+        QuVguVHLJLw1czU7wG0MO+FbvTtvW0W6a5sxu6ZV3zua2Hq7M4M7vNq8trxAC+07tqkiPJTfDLvV54u8kTaJOwDv6rwHple8zowD
+        PHpAvDzEwF+7MBjYPLuBnzsb4Cs8e6TcO6sOX78w682/8THkPlk4o7+ZS6S+/8HDuyLkWb9emqq/m/tXvhlKST+le64/G5/ZvqrZ
+        4L1WP9O9xyw+vsLiFsB5wTbAPX0fwPuKWsBgCJs/RF2bvudt1r8wkJG+DxsnwKsJJECMnTTAnGUzvhwtur9RQf49yHjbPhHQMcA/
+        v2E+pieZvY8NBz2jPA09OT0APRvThj0Lhic97H1TPTHRmzw71bq9SOQHvf5aIb1SyG+91wFEPO3wIT2sXrC6Mxg7PSTSAr5Sdws/
+        Llo3v12mRz9JGoY/zHSfPy5Nrz/c1So/IpUoP42n3L1cTim+i9EcP9KNY7+xx9c+tP2uPtp+gz9DHLo5t9vCO2TwSLxnIlc8zL7v
+        u1MkIzyTMfs79Bewu55eujp1j627e4m1vIFi+LtSK5I8a4odPJMMODu9eMo7UsnIOvqbwDub+788e/kAOn2iVLko8ia7fcW8O4Xg
+        rjsxCC+7dijuOgV3iLqDIQK7m1zru2NjITzsC5i66kkiPClCPbwPhTS8BOuRPEZZdDyRqvg7pX4ivGzOPDzmy4w7LDI6vIJWmDs1
+        +qw768hwPJIDvLspFw661GUcOhnxiDphIUG79/jPuxmkcjyxsaG8JkiZvFCvHbwJz9i6kLXHu1ne/bmg5Cw82YvtO++NoTwf9JW8
+        m5Y1PLIp8bvm+JS8X0Gcu+ySt7x+Law8SB9gO0rTorzNRt28Py2YOmTEVrvfQBa8cd/+OwC7jbxw9KU7f89Tu12dgzy/CVy8ffpr
+        vBNI9rjjImy6MtKAPMVwlbyI94O8vcr+OZITQruhMRI6fCaNPEMSJDsytVE72bxMPFEWm7x1KY48Exu/vH1xtDpUyJy7cJpsu5z7
+        dTzvuXS8C2RHvE/vlLtsUH682sAwvGylqzz7cAk759+/O7hlVDya2Vy8GT+XPLy/jbthl286+ZHQu0+QTruYwag8xex3vA/xZ7wV
+        2uE7LdXeO+BnDDpE+aQ85SMPPMcdUjtBKTs8eK0nvFJCEjxO04A6318HugbYUjraMkc4ccu1OwsW7buoLG28ONpKPC0Avrrq17M7
+        VYyUPCSV3zvCV9E7Qytxu/5Iijt/rsk7kKwCPCzNpbtNISm6oT8UPIOdbrtZdwa8odHAuvUGQTzBL4q7hlcgO4CfnTxBlao74+b0
+        utkKrztcvUw6hAZdO8IzhDtg7GE84+znOwh4SLqk0du7mzbeOyyTD7u+g6s8xUPduRTouLuprh48+ctgOqKQuzq14Nc7q78MPPIA
+        XDt8fK67meAZO5kFELygn028rKk1PEvSgzv9amc7houUPC8WWzvZ0gu8VNqCvL2C/jrB9w48O+ANvC6o5To++EI70hU9Ok2Fwju1
+        lUs6AwgnvEACYjyxO5C72zXku5u9SDx49RS8tYbuuq9r3rzbfrw7swl+PAcvGDxTAsi6QOr/O5imybu6Qps7Le91u67MBLyziCK8
+        qS+6O0xeYLs1C6U8I+L+OdPIULsOxxy8e581O3k+jDvGoAc7p2NgPNuZG7vEyOq63dbAO/31SjwDl/06FHb6u9CsX7w+kHm78p3a
+        O0unETocTc66MvZBPAjXlDuxJNk7W7S+O1GVTDzfT8o6d5D2u3ZmPDzaoD48jvhOOqevK71YvrS7P49OPDHLxjzc3S68JLgvvGMT
+        9LvqPkQ62U/QO+5pery3oxo8h6IYvIegC7ylII48lZukO1sRcbvljUq8l6wpvCwDWzwVz5c8Z0vWOneYa7uCCv27yoPBuw0nFjzG
+        4yW8fxyXPJe4pTuaFrY7hI04u6XuITxlAcs8MGPYOtLU0LzjKaA74NLxub2LBzoydMa808a+vLJgJruc0gy89dukvByydzzFjKI8
+        XOPNOjW9uTyEXDC6SQ8hO6tAXryzqDg8wEbHOzN+cLwQYiE8Qy1jO4oyQ7zts5Y7PBmfOm1bDDwJHRS8JYGOOzZ6DzsTcwI8B6yD
+        O29kLrst0EY8pIJyvMEZe7zt5ru79XH9vP4Wr7tl09k7Teu4OmwD9LrJ/kA8TsYLvSc/9zzpsqm8TNmyurnux7uFDoC81404PMIV
+        +buHYIS8gjSxvBA0iLxChAi8N9IZPLnEFjyDRYm8ErEZPEh+ebx9Wd48/vnJvEcRzbrnous5QksYO9nMXzvJz8q82L2JvGPUIDx3
+        CAm8eXCbu+L/jDvEeV65kFY9uCRlIjzLCaC8Q9l/POsdyrw5iHG6ZPz/u7729ruiOrI6jtVgvAK2dbw1Br67b30RvHErWLwoQE08
+        uE3huu7bobuV4Fg8PQAcuzszaTqw6la8xBMvu2ElgbwypSq7nPohu2iw3Lu0iBK8tTsSujKSqLsXuee7RyUtPD6/5TvJ/GG7kgU5
+        PBb/ArzfuSG77lU7OxRQJ7vbKFS8IXBhPAvBLLykCCi8Nq4ivG4cgTuL7Wm80pveO8r6mDwypFe68+dju7K4/7ucjAO7q2g3vPeb
+        CztESaK6i+VZuzG5Ujyyf5i8RQ4vvGYxhLv9IyG7lH4pu9pMIrw4YfM8CUYsPIMws7yq/Go6fRlquhJZFLxh/hk8k2VEPO+vt7tz
+        Emc7xhkYvLD27jvq3wS8y4isPOSLErzNf5U7mbpJPNHuFjyhzS28KFPiOvsG3Tt2trU64T8YvL0YNLwJbqG8SBkqvK0eQzxtnDM8
+        OCjoumbZpDxR1eW6CH5tu3b5i7zAgES7jPuGufW8D7xo3Cg8u7KLuldk+bvjhRs7YtKCu+QmKbsLL148dcANOzZAdLtfnxS7+iVu
+        vDtHDDxt96C8gcBtO84dazrxl+g7awSGumZvfLp43Q28HI8kvGIl+bp5aBS8DChlvAYZxzpff1m7z9iVPEIgubvMXtU5SGwmvEMV
+        yDvTwKM7qExRPOfEgztzope83T5KvN6L8rozA3I6RnALvOxUTrxRY5q8OfU8vIdQT7x8K6g7PGtjPHI2SjyeST48NTFGO/4QpzuA
+        4qW7MSqFu0+0RbwkX1w8dLIKu/3nzzxum/y8izhFPGpcFDynbmY8yD0du42lBjwSnK86wfvjO8abnDyr3E28YTJePNo6p7wTE8s7
+        bVp7PKG+Tbxu+5W8kjoSvJV8ebqRH+I8hRGwPH5KyTyC0a67Ls8CvLByJjwmZ/I8p0tYvMKzFj2+PPq7cXJvPIIeBzzoF4W/6iUc
+        wKVzzj+/E66/hmqpv94E5L5QCV+/GNa5v0cgVT+RBIo+MpeVP/wwqz797RW/6nW2Pi+1hL8KnBzAOPIWwBAsEMAYTqk+keyDv6rG
+        +j7w/oI+BBUov9l1jsAS10FAgHsrwLzmIj9zmqU+sRcSP3Ov5j9phsS/RK6SP0yk/73wOrq7lVCnPMPQqj3w9tI8Y05NPTSxozzZ
+        tcE8iBkjvW8wRb2DKAQ9t00Hvfb3sj3tOmc9F13nO/tFcz2wJxo/3Kk0P5+MMr8e1us/ATXBP8PoCUAZkaA/rOxGPmBvsD6oWdY5
+        oOeGPv2+ub9Xkzg/fU+Av5WDZT9vkvQ+Kz1bO+Z8TDtzWwq8xl7buw7907mHqxA7PnwYu82NJrsdxKE7sD2mO4viebx3KeO7odwn
+        PM6CHjz86iG6JqcAPO6577vf55o7GlfIO2yCaTwZyPS6QrirO2ACYruEOhc7mscqPJB9cjruDg48vDyRuz++4briD/E7PYAmvOQQ
+        BryS+1i8VBy2OoJvRrmhzEy8SvqDuxrjB7y6miw8+U62u3dVT7yi5Ky7E/JWu4mKW7v80Ra71hz+OoAE0bstMYe66CN+Or7rHjzX
+        aBI8zoYRvA+PgTtJrgs88uJmOQ/+77u9pDg7WzP+uqloUjq7qIE6XT+OO0BejzsB5kS6XMgVvKjovLwE14I6fjILO2km1TsAHAe7
+        u6bEOo81ITw8yiW8ZgBCO2K6Arx9MTk7jTOgOoxqCrwNESK8Kz+uO969dDsGT9O7GAxIO6xVQTtAPw68RvW5u1QSP7zLD4U63OgE
+        PO8Uurz5N6e7c93zO1qLF7tdaso7JFs/ungm8LuGqbM6Ge/zughTOTwpFPC6oII3O2jW1rsUAQO8zzg5uzC3gLuVEAO8Pzs0uzXC
+        BTzQU5K7VL0GOvCCNjuSDBG7NDWCOwMu8TmkLOk7QTYOPDf5obuQFGu50db0u5vWXbsWXPs6+eNyu5zxHDzuqIc741EXO0W0V7tn
+        8Ww7LW/RuiMQjzuQrq47hbkdPF5i+DkRCLc7OdzEO1aiJjmS6bq7/7ibO8OwSbpyNAc8cY1Iu1OdFDvCEl075XeQOrqqG7r4H0c7
+        HkIaPCBhbjjXCRK8eiCAPP3YEzy+MNA7DCmXu7fN/TvtS4o7sgQ1PNmaiThovx88HFB0u7XI6bl3cqe7hyNOO0nelLpSvek7UafX
+        O0hZ77rCq406jM4nO0Ou0TqAnQg7QmRVPH6aTTu5kxW8CUdVO7+2N7syh+E5DEU8ukNziDuiFMW78LmfO5PJlTv+b4W6Y34qufUg
+        RbtyiMO7ydQpN2h4JTwGs7M6DvPNOh7/ZLumafY7mYwKOxI0PbvQf9w6zLZvvDarazuDrvq7CwKoOgdZGLtKTTQ7adCXusQNrDtP
+        y+g7Qm9NOfsxhDtj+Vu7bFYcO6bzqTtlX+M62nfPO50r9rsY95M7R6yUO+/kEjqh8Be6VozWO/ztEryB9yW6UyOROicJAzzCtzw7
+        fq1/O7VrFLliDzW8Mu9OOwDcmTtjKeO7XIZ+u3Q8MrxUWrY6EGcQvGnu0DvSzIu7IpzkO8qfBTyJ0JS7VwGnu3K/pjpLFOQ72QeU
+        u6YoxroA/o27S95GPDy49zsLyju6qGnCOx2m0zvr30A86uDUu/nwKzqYpqQ7u5Kcu5GavroV1pY7huXmO80uiTt0Jkg66jADu1a/
+        Kjw/l4W71HFrPDLMDTw5eI26r/fzO0Jwp7viiIy6V+QMPDwDxzsNKps7l5HGO8JVubvsp3M7D4vXuSd4uTt5JdU64FbLuxmxqrxy
+        W2M93aGouuZ0hDzMnpY8Ua/9O35VQDxjpCQ8QPESO1+Fubyz/R+8BniavAcHqLv3W6W8jM19uzk4QzxBiSM7/pcyPAIs9TtM+6w7
+        WwVBPMxitTsxu0u8Xp1HO3ft97v+bN+5Mw30uygXa7x2Bwm8f8vMvD4hMLzKZiU8CBXCPFMOizr2yLo7sWdmPMuxzjvhbRS8FRhk
+        urgbzDsRTqy4G0zHuraf4bcMWoS8K4rEOwQUNrxqT6u8NhKEPI2xSjyXrtw8Jhwku/8e1Lv+51k8Nkj1u0CTKzvvWYW7ZZRKOqSB
+        iTu9XLW71Wjbu+p0GjzJkRK8waJLvAIDPDztzOI68tlSu2lX5TtqwKG7hoD6u10kVrmwkSe8xKBKO1ihALt4OcS6zF5wPO8g6rs1
+        jrS8vD0HPAT08bpOz8s7byzmurwHxDufLge7VlGFu8Va57tHaqa7+WO+uyxMfbsf5Zc7w8J/u3HTCbzMkS+8cqzJOrFjIjtldsk7
+        pr8IPEzl9Tut1EO7MdYVPA99iLsqSSu7BIGCO73gA7wCYui6Farxuc3FDjrRU5m7/2p4O8PiuDvAZx47XeTyO0hjLDzl8x26QQZP
+        PCtfALsK5Sc8GixUuzcSPDyjyv479Ieyu1gGMbzSfHC7P+iFO+Miwru2vb+6pVbkO1QmVDs0APM7izEqvPDo6ztpCos7W3+rPLtN
+        sDujoGY8SA5fPJf9ujtGUXy7Umdhu1kDDjnPF3Y7eF3dO1sZ47kEYI67RouauvH0rzu4Hsy6ndtjOxkmDzx8wdo78+mbO9XAQzw2
+        P5c78caSu0Pev7uiELE451CaO2yeUbzAaho8HXmNu9LpbDyyMdG6oM2eu0+YvDvLUuC7+hDqO8SCvDs6oX88horVOzgiG7xPMEG7
+        Qr8CPEigOzysry68XM5nPB1paLy1Mxk8/TcgvHOqKzyLjNw79Ssou85EjDviKge87x4NPJ/c8jv9jqK7yCPxu7+BdTosh9U7MLsd
+        vD7XGDx+9oO8VVb+O+pKKTwRPYA7+EKMvEu1mbrVGsG6QNdFvCofz7tdC1W7EEp7uUAvmTsrv0s8yMFiurWkhruFkXO7RYEZvFSu
+        yjvfP1Q7j96Juhu7jrujcN27w4jROwzxhLs4eAc8wmm0ux7EWbxpsr0732WbPBIGETvsAZC6DxFvvBKz0zxOmTk7ux9vu1LzMDyH
+        Oc47jM6RPC7UGbwcBLY8G2UgPAKGXTuQXgU6zIKKuxrpuTyCOVa8gNSYu+8YMjz0xyI8MYPXvJMeErxozSk8PwSKOwEMXTglAbg6
+        Nil1PF/nHby9kNE70VRSO/ivV7zSJ7c8cWKVvKV5Mjrkm8S7Ehi5voRjTz9aADG/wVwAP9nVfb+wR12+He2zvrXiuz6XGMi+h6DL
+        vgBIsj0HwCu/kDd5PvVJcD+cc1W/fq0hv6cmA0ASrYQ+PjmDv+sMsD5/T9c+l6TTvy7eTr9Jsoy+qU0bPsACLEAb4ds/rLtPP3NB
+        KkBOiCTAWX0RwAwZrb+oIdE9JjWnvoH3uzrWsgU+CrkEPjt0Bj13sWw9lDU4vd+pKD2yXLu+wv6HvffVNz2WZzQ++LWPPHjM/TwT
+        c9I89J9iP/TD1D0J2IY9BLY0vq/Qub7GN24/qqcHvrP+j79QvrM/eAwvvx1xdb/8VgE/hnUfPp9QC7+W0dA/5HIov1e5lbitKZ87
+        4AZ4PIIupzv3J7I8G4sjOgxiDrwPjaw8m0dVPK+4nzyTaGC88GN+PCi9ZjzLN+C6LlLxO4caYzwu84C7lfYdO8qKADxo9O477ljw
+        u/qUzDqnfn06vnZ4u/hFgDr+Ir84+ioEPC2eP7zmPk+7Itd+O5JXlLtAcqe6Ohnvu59G57sAbAu8Hls+vKu+FjsYTN27EKOkPA63
+        kToaL1u8w06ju3jeIDuwibm7S78hvPHlobuZRbq5VdR7vM2CHDt2sCm6V/MbOzAYB7wYpuM5WbBMOyKOODz5Rze8w0xsu4gUbLx2
+        CJ87lTApvN8baTpoFUM6NuViO+e+arwJkGO8x8mnu+IjuTo/V9o6hLLVu9ZjnLtIOJI80BUFvLtwnrsjT9m7lfd0O2TKHbxbt128
+        mxbZu/QwiDvs0nu7NSLYuhzJh7wNkgU8SWYlvDRPxLr4vMm8DnSLPDbuZTuJ7vy88eDru3kgkTuqlu6731fGuu9RNLxLcAK7iz2A
+        O5ZbHLx/fCo6tN9zO+SIk7s5q2C7LwQFvC6nCDyyT627n2Squ0vY3rqy8087Cx1FvAuim7sKZpq7TxSlO0yxAjuvT6k7j7W7uw0P
+        IDvGwba7GookOvcJl7vTsZc7cmxLO8FHObxCAP07fxG/OvVXDrzqab27W720u/esnrt/III7Pxz+O4eWybuA2Jc6pTJkOkPh8zvb
+        WwC8nQemO/6i7TtTf+q6OJk1O6jOdbveXIq7+vrROgaIlrs6rms629XYO/+DDDzJjQq6jOdkvPrT1jv8a5k7+2GTO+oVBjybRiY8
+        GQdcOu47UzxV56k7HLACu7DftDqh6SG80eqtupwVvzv3Wdw7uG0lODzc3TqPC0E7OvWdOslleLvBzNA7QZEXPFKlwDtosb05PP/f
+        u9BeoLuWlj07RyoYuk3KqzqyCBg7XfAgvMHw+zmHADC8vrvSNzEJWbqr9128pdsUO63e8rqek0Y7MX2QOtl61TsvWtO7CdPyO3B0
+        9jvp5FO7UJ2pOwF2Trz1NVK8M117vN2smjsKJJ87hwomuzbdDzxAG/M7AweVO38eiztja0C7YkmfuwtWGDyv+Ls6Kcigu6aOOjol
+        BBK8n4lOuwoQBrzH/Pw4tJLEu8OWRDmLxZM70UZ3uhyzJrt+xPy6S8xKO4xXDTrrOVW57JfpuwTaQLukYqc7JmD9uRIHoLukhDu7
+        VHVNOzVEv7swtCk76SG+O9dMXjsmmDg641/RuxlkN7yt+ui6vbCoO0HfRLshHb87mYH8OvTBQjzJYHi7x+SuuxEPELkS2nE7LX1o
+        PEaX07ofcSw8QuwCOyf/z7v/mD06M8grPNRDQjsyU7y4ejC0O/XH2LnDaGU8uLW5u5ZGVjxrGDM8V36ZuainELn/kq67qMvMux1d
+        BrsaUJw7XP5fOyCFvToX2s+7AkTAu64GzbtnxtQ7JjxaO4jP+7z9ghO8cLrtPLDkHjzDZOE7Jxm7PJ8ZpzsUCbC7di2TuXzI6jyy
+        UOy8Yzg2vGZW4bx1CV+7UDj1vGttvzmXuWq8Zt4nvIetKTq/Jh4836Edu2EPzTzJC9g7EcEHvZRBLzzovoE7LjyMutMom7wRnNa8
+        Py6EOyNSGb3dR547yZAXvHImQzzef5y7CrM+PMWRODtddSo80AGOvP2tj7xYuFC7DeAKPfVaFjz3d4672M3VvHbeDjvIGZi8Az59
+        vKIGBLw1u7I68kyyPAGhgToD41C7XcBiPKxk8jrNsly8VYkUvEWrFjxE2Oc6BiTAuxuo+rzf/+c70vGHu6X0j7tWcB27omqAPNT1
+        ubsJvgo8UaSNvMXZQrvO1HW7+AazvPtbjLu/ro88glolO1JsCbuNfoq8m97ZvA27PTyd1WS87/qVu/ayXzyqsLW56bIVu3dhWryl
+        74w7Uuaju/03Crt+MsC7sXvdO7zT07o/s0C8sW3tuyGaOLw3Mfs59JrPu4QFg7uB9UU8UK4NvFOIPTyVniS6fYUnPMieWDzcqmi7
+        WRQauzaBZDyKHhE8u5buu+CUjjv4TBG8Ln+Su4wB0joWt8C7aN6HO9RFcjq2KZw6J+ENO5hXnbuWwE+72IsDu6c6S7u/Lbg7m5Fp
+        upZdfjzteSW80bI9vElYUDwRxec7WNviu6AT6rt3cRs8i2GLu2baOjzg9WI7QeeoPOXSQzy3lDY8x/zCO4CQmTscw1M8Ij8mvE9r
+        HrwGWpw70FsiPD7SNby+OBe85/CYugvqjrvzoe67GRyxuvb4QTw/5ng8BwyFO6XXDTwSOyY799kFPFmRazsghwG9ilBrPEm4zzgn
+        sIM5NGJiu6IuILvCo4w3aHXDu/mpKDsrY206ECqputRNHjsS94w8Ld/cuyFiUzwlkmw71dCyvKt+ZTykPZC8bR+jvIeQl7w9/p+6
+        DryoO09Vc7yOpjq7bADiu/W98LvzNBY8PiOePBoF4ruBw/I7Xo8QPGbO5LztntI7WVZWuyNafruDapQ75wgevFGhiryNMHC8qTkR
+        OzT4IrxNfFq7lDyXuwkmqzzrFwQ8PUnIO39TorumNke8XEnju6aue7w1Kmq7zC0RvAly4butYzm8H1XgO+/ZLDw2f2E78g83O9y9
+        4rtN+6O7EHxmO2R+Vztmopo74LTIuxRZc7ysW/E8M44VvD/+h7yFjSI8uSFOu6vqgzzFqFK8TJ5xPOkf9zs2YeY6krMqPLk+Orrx
+        +yw8jYldvCA7tLyq+mQ84v7QPAll0bxm0Qo5dq5MPD5QBbyI5y68rI5lPB54b7y5lq+8xClAO1usDDw6KA+8xesUOgXdobwhF/07
+        hdT4useNjD2dME+9qvxfv/iqhT3hs0O/xJ/QvZWXV723a429gca0v9MKbb9PaVM+FugevwKOZj/KFF4/7Ud3v5hfs75RkSZAIfb4
+        v7byMb+twZM+0iATP5gkrr1W6iPACQaePxCphb8j5RfA+A/9P4w64b5JbZlAia8NwHf7TsCozZC/sfz2PZycEL8Ax5k82FaEPGs2
+        oDwfU868RBn9PeQjZL3nqZu8ruAAv8/r3zr7Ksa8wRNmPf2GDb2TgzW8CHeLvShnRT+kRJM/7BBXPTarNb8YNGK/pUOqP+Ehn769
+        tKW/fvssQOxiB75c8qK/OoX5PDYPFz/jt+68HmS0PyAcwL5yNdE7aR3XvLRzxjsygyO8wC3APANdArxIfq65B5qhPDUabTxu+pW7
+        TsKmO0TNhTyywx07dUOeurwCyLx6wHa7kAPIu7498jsAJvi58PB+O496uDo8j9+7NMvQO33Rh7m8qbA6m/I/OaKatDvDIYc50+3f
+        u43Vk7tQIrg5wC8APACgWjzU+QK8VyFePHCrgrtjSgA6+HF3ucDh9Dtp6586gcjjOygGaTqNVn88iTU+u6oygLst6GA7osOZOzK5
+        SzxA4ie79xWROy49CjpQJE483IRZPAMbJbyzDl26ewr3Opy7sjxztAQ8ijsAvNNbPrsvkya8sN4XPIl2JTvgISk8Y0uOO41AErwf
+        WoY8bDKOO4ceijxqzJW7bw9rvEr6jrsN6I88iGsnu/hGFLx8YKq74lxTvCvPnrtT4zQ6dYnAOtVWp7uE9RC8THSxO33ftTvP/WU8
+        stmnu7hrGbxg7JY7c89qOQi7zjuxSbW7tyIHvItwWbyAZ1S8Zl7eO19EFzxQSLy7z/COuwYp7ztFfF48MM0WPEOs1zpM8QS757X2
+        O+5BJjuQfp47MTX3ucAj1rvUS8c66U+xOyTVDjuVemI78AQ8u6gnrLvC/yY8rVs9OrJFFTx89V+6GFvcO+ANsTuF0IW7mkejO57B
+        GTkYBfu7xDQNPKj227vulVw7ce0fOnVrkDqgAkm59VFoOj5SMTq89Jc8ekYku2arQDrS8Dc7K4XNOpIIyDtMB4m702K/u0XkCTzc
+        J0Y7/ZulO2olBDuwV/G7MSaYO5NxrTpvH6m7Gye4O8afm7rwzMY7MBvruON1fTpFvKU6aPtaOijaQLzmR3k8hN5DuipDhDtfqPC7
+        gFy8uon9LTuErBM6QT/KOywehTseBLm7ozPhururhbt7O4W61WAQPPkAFDzWQf27JFsqPDxmDjzBCLS7oaI+O4eAi7tJAyA856uS
+        O+88vDtsnbI73ZwHOgwSdjtww7W7DwjOu5sOODm/gmI732sxuDpkIjvt2ji7iXVYu4lVPjrxkS885PjSO0YOnDvZ1wg8cIEhuFAM
+        ezwIhEq7f6WBO5JyErsUUdg6BK14O2H1YDun4f+7DzUaPMAUhjwaJYO7w6vsO8QnC7yIsSG7hEr3uxtEMbtV7vg7ORaFOhRDM7rK
+        M387VEUvu4wyYTsmM+Q7dDEYO/0fKDqZ0De7EJWbu1vluTtyigC8dM8ivOvCrLoF2Ky6Ic+suwqzHLxdWLe71boWPNZXzzmmQau6
+        ImazOr5uTLzebHM7YMOnu+jigbt/Zh08zug5vOu5ebxe4xk7uNABvO5TgLurvbE6Tsxgultn+jslxAE8OPyXO+v+czqykgA7GV0y
+        PMqnkLyo1184Awq4O3Gd1zqzyTq87+OOuzrcYLwD7qU6dK8mvHxtlbvJ8507Ttz1Ox39wDsY6WM7A6EXO9okATzCak87wC/Fu8Lx
+        NLuVZ748fDXAOUjegjuv0cI8q9plvHlVgjs3ZsW7CnKPPN0RFDzUh4A81FVnvOKjfDux8DI79yWtO7OgFDwVBRc8DfgKvEc1uDx8
+        Gi26zJ2OO553mruIZXs8juaiuwO2Rjztph08nJa1PIqFtzqX/Ys6CxBrPAOTtzroCAK7+Ih+vD7vCzz+dGs8z3E5PN8BBzzJIwY8
+        r176OiCyNLyhjK88pcsGO26ob7utTqw7S4P/u0CepLv5MNK7LhtNPAb8+rszBgu8w0hzPNZGHLu3srg8GwkZvLfXqLsgoSQ8bQpz
+        PANC6LtmyJq7rwaAuxV5x7sgKbu7PhalO5GdCrtSdgy8SFphvCaw4zq6S807fAJnO+fqLbzsoaS7WyuRPBo24ztehUi6vmtnu9FH
+        t7t3OWy8XZa+u06zuTtN/9s79r2uO0DWgzuSHqQ6qBnqOmZDpDtgB7O7jQZVOlC0LjzHIVi6Y3ANuxz0HjxFqnq7S4haPGwYv7u/
+        its74f2Iu779NTvoZyG6rhh5O87yATwW2CM8rAIRvQRXmDtaoL47TUNIuUiyGzyOPl07taqRvLqQEzxjwQk6qGAROzhzATxxSRg8
+        /s6XOwGcA7xS73g7AkRJPDH88rwFl8M7y8icu3XAq7odfyQ8A/7fOtHH1btCeLc77aO8u0JG4jvSvg48/k+iO2p8xTtqGpK7DYGN
+        OUAuGTzDY0K8tJ1POtswOrsVLnA6jsDlO+eyMTyUT6K8/u8BPCHjnTsuTxy72JEwu7pZfbm9IlM8HXMovEjuoTv7uQg8rS5WvHTm
+        SzvHwqY6FYo8O9KJHDxWeAk8toQYuyZMgzwIWzI7JCoNvImhKzwbCsY7Prn4O1nnrjv8Rpy7u+4nPJzQW7pkM1q7jAKxOwSqOTv1
+        19U7EI3tOx4BEzsUHqi7RLkRO5YJpbmlie47di8lPAZ72bpUZkW8z53rOzc1MrxqLAQ9jHv9Out1/rmjC+Y7X6VfPF1am7q+tf07
+        Y3kMvHFa5juH03g8tEfgOjy+c7sZ2+W7z1Myu7aCYbrbC0c8D/GHPFWadbuQlNC7KIgqPB3717tBZh88ftZ9uXVn3bs8EGk8BHgV
+        uNb8yLuMjoS7ykCFvOpAe7z2H+07eqpwO0dsFDzys068ZHPZupXehjy7qyc8mFkOPJUtBbxlXJa84q1pO7qp7TqfFGc8NDjuPKEA
+        D7x+eoS8mUcnPLrERDyn3Be7IWeAO4Y5XbwI+4E7RE87PHrcBDoAVMq7Lia8OWyMqDt6Fau71v8BPG+ikjzE16S8mlqbvC4VczsY
+        jRg8MvPhuhJgY7sVBX684XntO5o6LjymsfI7gzHMOwOkJjxD+yg8gkqxux410LyFCgW/N3oLP9aRh76g3dS9cSUnPZa2aD3Jbx/A
+        YQySPgZEdj7s1NO9gb82P3VPZ7+VKuc87pn/PZvEmj4Drt8+peujP3uEKEC6h7w/VsiJPpy8rz39Ov2/0k68Py72jkAxAVU/oFLL
+        Pl00mj/IONzA8qWLPhrsn7+AypG/DEs9QElJljzDjXW7WRQLPgY5Or61nNo9xugsvjZVQ73L6Jw+ZIPIPUKrFz9x5fk9vrCsvdwX
+        4jy2nZ++HUiIvANMkD2H+r4+7VFrvrLmw71i6uw+4pL+vsYEvL/kZAW/EfJTPi2mPD/SrVc9/Nr2vrqbZD/SAQU/vxG0vnDH3j48
+        dz6/Vsg4PPgELjy74I88Ci4SPDeW2Dx/buK8XjclO/uwDjy37ya6jPj4uugHyDzb9/m8RCHFPCUYGLzCZrc7plqnO4BsTLxz64c7
+        Pz68O/hClDtNYUw7vdhHuuqUhztIrQo7sI0CvPAH8Lsz/Bu7mz2eOwVIAjsN+Dq8x+w0OmE8RTu5lm88k8Kzu1xh+ztxY1i8KHdB
+        uypxPrtdeRI8lTUoO0kUUruSo6A6y0rSOrFG/7pT4TO7RcO1u24e4Ds7TJO5u7AAPLtcYbvYFkG7wfrQO2SyIbshkaK7qnyJu/O1
+        0bvNsa469dnmO2Tf1rzwSTW7png6vLdHYzvPjH27zPE1O8UtCjtPvrO8BJsgPG4+pTv0g2G793YFvAnJL7zmkZE7oZD+O2BGLry6
+        Nsm8sJuOu1yozLw7fnG719q3u8IepztxlCW8p/TfvPeLYbgBzmw73m6Ju9DJ/7vcOYa8r80WPNLyUruZFoQ5uWa3vGKKErvsTJ68
+        sFVVvKsocTvkUww6RU/Fu5a3cbwno3c7KTXNO3VKBbtz9+s6wGKAu55P7TubMeO7KtFCO1PmKrzzkwY73FhZu+M4A7wE5l+6AAfA
+        u1ZQhry9p0m79d+3u+AgIrvtJro5YnIDuzvBsDtFFSw7v11BvNV/BDq786e7JtyHO6vrUjxAKme8j9x2Or9TGLvMeVS8XQ1IusnP
+        dzur6m67LYErPFf4Abx09+U6NIW8umjiJLzxQLu67uxAvOrCRzo1ZyY8N9PnuzDb1bssJ7G7g+1LvCPjWTsAnwS8kMqQu19bk7sN
+        eFq6aaezO3nNNDsyxdq765e/u++OU7tPjDm6uTeHPH2+4bt+sXu7zp2Lul3DrbuU99I7KMZSuxZ9tTvb/DM75+XTuuSaNbs6sFq7
+        yH8cvJqVPTs0xfm7A5WWu68XYDzcJ926aKcQvDknB7tiWKi7niybue6OBTtaai47Y5AkO+ktqzvMOR48/XkVusI5Q7xeq6a6z/kP
+        vGd4VzuyJEs7pgNRvBkHF7x/OHi7J5EoOzaq+zu4axQ7FL37urJ+i7sfnHA8QpurOwAcyzvIYy+8Ws44u1MLaLv6gg07bRK9u9x4
+        HDn7MyI7nL1nvMod4TgHQNW6DJOKuhJEnbvEH527S8BqO3yzATwO2p67HhJlutmjS7v1n6i6jo8uPBjP1jvKQa+7rJzju71vBryB
+        Qhu8/oE1O3i+SLuyqp07MC3XuzyHMjj/zyC8cBmIO0uXjrq3PZ85FwfvOvkDmTr4kmu8viMBvOuTDbyOp4u6kXiXuuJNC7xyl1e8
+        MvkoOlaxuburlY05+ISXOwGi9Lvd0Aw4CunYu6HxubpIc407850OPD4SSbuU62i8WQTKOub4k7pizCK7IDcQvP5vCbw4Awy8o4Xx
+        O/6A8bvof7W77pnyunA3oroBYFE7mcU3PKoV4jteaw+7akEEvLafUbvGy/86NNanO9lEprukjso67LrIPHFTZ7yTnro7Cn0DPLSf
+        b7z2WNK7ypcuPJbvx7sd2hQ8fEuPvH5XkruaJGI7ZEXWPCVOMLwo/CG8fdOzujnZtbsvxIK7/suCPM+9Gzx86Vm7DQvzO1/cnbub
+        uH88GDwvPH6zQzwia+e5EAV1vEKD9LupcXo7bisCvMvKkTvUVgs8cgUnOxHIBbxGyj28FZYJPHLN5zu+Kwi9+ty4PCeGv7ut0xe8
+        S8yLu7K9GrxZPwG8LipbvDKjl7qCiD27+jVLO/SL47vOE3u8c981u/o0YbyVx2S7yeKtvCrF8jrtzpK8j3EgvAp4Abx44A27wfBk
+        u8dXsLz0bDK8O4ubO7dl6ruSHl+8vLV7uz2GXjyKaGC7lPrzu0Xko7xKnrQ7wbbFvEOKDLyPYpg5IaUQvB9GJrxPXm+79evpu5uk
+        Lztg/oa8EcYPPBu8QTub+hM8XucivD1D9zktfwG80usTuz3f1DriqUw7HLU1u0JsELybQ1y8IwiQuyJOArxcecC6h5QlvFSC8rye
+        Ti07LxzJO7BVjrz5N+u713KJvHlxxjuXxyk8vhA0uHqzero2aay7SM0xvHGe2zshnzc7ambmu7w67DnU0qS8syeAO4itGLxMvDC8
+        zHq4u+6BFLveOw4822VAu5z0Lbz7ORa7SkBDu+ACary3Wqa7b61ovGoAIDzNKce7nVfuuzlUHzwyVB67Z/eAvH09B7wxqgq7EvgT
+        vCeIrjtlx4u79MoIvCZjBrzqPuG7JLoDPFTbFLzgwXs7HKEuOsmqPrxhEfK7LrX1uwpQ67t54X27B/xlOwXCkLonn2088hklvGDE
+        1LtgfF47ioHQu4YdYTrxvXK7SYgBPKAyEbsWZxY62KMUu9OLkDpxETK8ovwKOxULEbtkKI08zGOeuZOEFzrGADy7P6qtusXKFbwX
+        aQg7ncbUu5srEjsYOz68Tnf9PD5Yarnxlo+73XcrvH3L5jglE6K7zSeXPIIJlbzgFti7XnskPBc8qLoAMWm7/b2Su91WlrteTcy4
+        jtlXu2Q/mDzJP8C7rY79uwSMmrshJbo5GinAuzyUYDx29yu7X7CJOh39S7z9YPa7qvWavD8hPbseubq7p4Gku/+NnDthh545u21F
+        vHsJeLqzExk8pHQUvJ/SGzzMZ227ZHiyvL/yOrwm5sM7xgRQu0pZBjylRQW8mXSGvKluCrqdoxI68nSRvMunHDwTG/C7CmkzO2aG
+        0bshSK+7OV4pvFHFWzzYH+s6YQ+bvGeMibuL1h08t1jxuzhqgLoz1to52ryAO2I9yTsBNca3rx5zvJChSDt4N8i75ps5vANbWLzW
+        X7c8IfdXO5ZR07v7/VC9nAa0vkrGcD6ILmY92pbDvVV7ar6JzbA+IPA8wMfXSD+6hZ4+qgQcP62wID9uKmC/dSgpvogcpL5Y8Ii+
+        ebOKPvEowL7pPBNA9/dDQKHuh794zKO/RaxJPzhIsUA/DZlACu8AwOLKHD/Y/+u/z52NwMnGoT7tEJK9sB9sP/PEMT+bigK9LjOc
+        vQ2VOD0eGEO+PCSDvPFV970BawQ9/IhuPpicRL3yR9o9xcDIvXPRVj1Hj2A9oEamvrQtyjvCVEK9owSyP+RtjD/jTg2/Cr1gvooT
+        wD6Hrdy/gMk9Pvkeq74zHJs/T2dgvELyeD+R6vU+rBG3PqSPZD4ZJZg/eWGQv/UExLoM/Xi7RRGDOZLf5zrcIEo7Gue9vLPxVzzc
+        syG8HYiUu2mfCjrEGYe8WZAJvGCzuTxut7S89vZMu8xYq7w+L5q7vZDhOjWmBTpFXJ66Wy1APIB11Lv5vzQ8YhY7O+Mwv7sA8ys8
+        vakvO3MgGLlB4aq64GLAurIeqLoxFAq8JNmnOkFJMLzfFAy8hpAvu8NPvLvyUYc7wnfmO91Ttrw2GYA89AsYuxwQDTwmeMY7vPkW
+        PAEDBzvLgVw7ok80u8PU/Dq9yz666h2EO6TfMzz+5Hi8XCh8u7TcGTz18Ry7nSFrO4OD5Dsk40K8rD3aO01b2TrmA9c5BbMCu5pv
+        YbydGxi7uWdFvF7X4rv1Y4M7lLKku3b/4Dpvkv86zLCoO7FiyjtILx88z9buu2TgLrpPvr07DLcZuljWVTtaeMc5ShyfOzEUn7tx
+        KLi7gdm1O2SxTDtd9Tg85sUoPHNsMDyzaUO59PdWOvbGLjxjF9+7kT7DO9+UnDpJo2U8j6e7umbJFbylkgO81PcmvGFj4Tn/FR28
+        /VJ3ugyRyjr/zZk8u5mNubUJ8jomLB08GzvNtxMszjuTTcA6aodgOx1GHruPp2y8kYSRO4Kie7u1/xy7RsKiO1Wm/ju15dA74fk7
+        OqHWJ7yx/hI7PqMFu/0JGbwzTf474oONOx3rgTsXEWG7rhk5vGvgwDoHHz68D1TGu8nkkbrPodq6SCQQvHJKIDsACou69vwHO2uE
+        g7tk6zI6QmWeuTPqkLp/lgU7kKUtu9FHRby6VQ8879EGvNHFlLspv7Q6T9mOuzeDfrsv2wI7BHBxu+yGxLsugbo6BpvXuzSAAjxC
+        U9M7fY+Ru6eDOrq9b2Q7oufdO1/AE7vtQwa7veVQOzOJMLt0z8m65KOtO0v9IbsdeQ276dMXO0mKWruaFpU7Znc7PK7vkDr/Fx+8
+        Q3KjO+3AHjwNwma7tKMVvPiaODxrK1M7sI2EOp997rsBiDw7jIxwu1otJjvbmLm6v2WqO+2aQjzsh5E7r4xIugPDUjzwGyU8tEuz
+        uywAqbs16IO7qqURO9ye0LrRUNC7qC8AO3McGjwqM4a6lLA5uyc3BDxO2x08LkK/uu6TqrqMc7S7Xv+DPHhrQbwmLJq7GCX2uzOd
+        ajsebfK7ZbXyuzIwFTzbX/g7vl5wu0e5M7tATCC7Gqo1O6zpBby4Nwo7ey38OzW0Bbuitwc7orzfOwqNlDuDu8W7l6YEvKUoGTsH
+        mlk7ZteQO9ZpgTqthXi6Xo5WO+inBLsvuC45odYOOwLgITxVHQ87VBZ0OzmSI7v2tV07KKaxuwnLe7xow/C7wOvzO5beMjpYrqC7
+        It0+PKNIh7vkcnY75VPgu6ybBzx5WZI7TeqVOnjBCTzPmLQ6SAGTuw71ibuD5/C7/CsaPI03/LrEI5O62O4Uu/ifSztXIQs8o5bl
+        uuA4kzupGZk7xPVmO6Qru7tFdtY59+z1u6OTgzw9ZqK8IfQqu0O2GbpHC4o8ZuLJumHZ8rsz5wE8X+vmvEjezrr0/708NS61vFsE
+        BzuG2+C7Yc85vDTRj7u1poq8sYbxuwtF3DrzI4O8KFXNPPQkjTxjKck50Z39O0O/XTsemtY7mdhlPMkXC72uMaO8IVKJPClEkrku
+        UD88cLKivHoClTxXZHC8GKK0O7gq1bsM9UQ8qss9O0Y9TLs4tgg7/RIXvO0gRjtsfNa8tS1RvM35mztbhJ06Ni9pO8O8Obw99q48
+        z/gfvEqkgTk9KOe6jRzvO1+9JDv1ynK6Q9drPGr3GrzllW87338uvM6z6Tsf3hc6r2xQO7ZIy7pA+4e7mCvhO2iy2Ttssrc7iqaX
+        OWudRzxKiIS8B5yrOm4WgzznL+s6OoiHPD1DqLy+pne6rLXSu0wVmTeROYe7gFh9vLZGyjtvmZ677CJEPNxIZzuqxNM7+sw2u2oR
+        abvRnUw8+rj4uzRjvTv6v4i7voYWuyOgfDt5mnq73f4IvMv3uro3gP25Z6VMOTWHlju/Tj67h4+ZumWTCTuFx+u7HNFpOuzOnjtv
+        BT4687hEvEIWQbz8UO07ObemuzlUibsD4gw8WGYJvOdAarv7hMI4zGwrOn0zQzzC1Y07oIcQPFyIh7lguYG6XUzAuiSmdrvgaLy7
+        dWsWu0z/ULubtGy73efmOB24Frzn6Rk8rgM/uyVgGbrz1wY8KL2luhaNZ7tXS5c6zv36O0zT87rk/6+7FtVgOiEHHjvq0uk7NI0L
+        vH9zRTwia0e77I0OOzSAmTunapu7JQKwulHhU7u7OB28UniAPFKA7Dtz+yS78++0ulKRcTgB3h08+UWfuRV+87tC6+c7qH0OPEdz
+        dzo7DjW7lLCru6u0t7sN29U7/08CvIwlLbucfQY8C0GOuWWiILyPmjI8eRK9OqGWcjqJSlq6evPiu6C8yTtiB9U6APlCu0QH/Lid
+        Sy88AcnIu8KEALh/9vI7FNAAPBkitLrGqmq7tPKjuzmTkjxSHKa7aW+qu87eQLyz9HM7kZoUu2HtMrtLOri6EMiwPB1aQDrX0hK8
+        hjxhuoNUTzyafxc5e9sCvNgETDv72rO7vrGjOm9tkDvsY5c7hyo+vPjY/bv6ptE7CJEwPPHdRDxR3ja8AWi5OqHmo7svYd46OYGU
+        udb8vzueAB88wrYXvDx0PryKmTQ8enifPBa/Sjx2kDK8xUoQvBSrjDx8CB08RkN+vEx7aTzUpgU75M1vvMaXJLufp1u8D5JaO3g6
+        Jbzpg3q8NnCAPJF5CTy/MdE72Tz4vKKCFDxIbhY8w0iIuX4ztTyTC7Q8ZU9dPDIB5Tt8IJs7arkavDYqHL/2LHa/J9EivnGOG7+n
+        jWI9EO5aP49zXD7si10/Bkcbvw7HNT8kI6u9Byccv1IFoj6jup0+ZZcUP9DbbD+5xc8/BWOdvwUDp7+XPRw/gg9MP0ywST/emYE+
+        CPrZPsqRqb9grU0/XBbbvrSPij6ZA9Y/VHKVvgo1gEACHhw+U+spPRG01zwCTLA9NqDOPokpor2k6wy9cTPEvNmMlrzzlIw9EFfJ
+        vkCfWr6AWX8+cnVdPs2uFL55zSK9GKbdvYQjuT4wflg/3zIjPye24T7aziy/bcfKv1jfCLzQal++32KXPnx5ir8WOVS/ed5IP1ZF
+        UL8kf2a+dkcBwENxGb8FbR08BxA5PJtPPLsLObA6+eo7POuU9jpzQCm6NFAiu8XTqbxYAf27jXnCOmgjEjzbZwS8VGQeu5dWLDuN
+        xz+9v+jCuyDWybs86Xe7gqrSu1CKQzwT9Qi8MOEpPHSI6DkWnoC7TU4sO1DuCju72tk7WkAQvItAzbvbgw27gVSFu7NuazsQ85S8
+        sj3rOootzjsiJGO7QDrcuiACPDyFiZe8WoBqPOuWdbskT907xlPvOxOiWDsOWwi8Hjn1O92nADthWW05Zc+GvP9TBjyLDn88Jhwb
+        vKarMLsdFDY8e73NuwMGQzwuNW274hn4usTHZbvRL0i7LzFAu4SEdbthfkq8mWsnPBfDTrzdAga8XLkHPB6d/LpEbJ66QEEBPINm
+        Gzwp6xQ86ORsuykx5DmNUkM7UuoavIP+I7y29jM7QZfVutUq6TmDL2q80T6Fu7z2hTu8Bxa7pGVsO9h0HTwkGWQ89buuNLlxSLz7
+        C0Q8uJS9uk5V97vEOyS8+XV2PD3oY7q4pAa8TWwrvB45D7xY1EQ7JvJ1Op/O6Dvup+o6LvpRPBxFBjsAbre6a2WDPFSrQrxc8626
+        LwA5vNq1DblS13W5qNNfvAcZFztSCpC7/mFSutB3orl9U6g7SkSMuV2k5DqkxvC7C88WuwT6prrhTia8qPyDO09bFbzdsBc7z0k+
+        u2S/vrySBZU7XCgPvPvi9zpAyC08ZwN1uxyIC7s7Dlw7KV8NutYSEzrGupw7XeGXOVakCLuckma8Xvu5u/Rqc7pAv8O8YlzeO0Rf
+        1zoB2rK7P7SGO4AGHrs2Ue67E2UJvF68CLw+BU+61iSSOxrQVjoUUHI77DFbvK2BnLva+mW716A6vA9w8zm1sRa7aOwXO4Dj8Dtf
+        rmC7o3QCPOWP7Duowlq7P4tXu9AUUjsO/cu7owZnuJajt7oiHM06W3U8ukzQFbyLrac7Tq4JO1QOPTthb1A8isHyO9NPmLqaocq7
+        DRjJO3G+9rul9Qo8IRHfu1h0gLsTfMe7dZcEO2xUljv+7bs7xrU4PBjsnbun24e7ex0DO7GdwbpS05i79SM3u2LOATyvliu7H6q8
+        O5GMPLwPlqe7XywWvE5KGzth7Mq5/qPMu+oCBTxhDb+7Vt6Wu64O6LuJFxM8Aog2vBp/h7safc47xbw9O1vgEbwYPYY6Ia5ZOTAv
+        2btz1TO7rmO7ukalHjzKoqa7xa6gunO3QTsu9rQ6yS5WuGyDtruSkts7y1jxOrqxV7rqaDi67VvkudgKEbvu6oW8xMMAO9TAxzua
+        Ci88M1ZbuhLjo7olkoK7tl6vO2TcAbwz9t+7374uu2CrHzxCyCi8J3IJvAIfXTvEfo27vTOKuw9VLbzxrdY7oM9zO6UEJLlZ0xY8
+        PNkWuSsP/rrRAOe6U+NSvM4FXTtzg3O7gdUEvGORu7qKozg8/iRsO9XNg7v6DYY7esrROgvsg7vZIq+8okMOO+zGbLtxNwU9k4zU
+        u02/qbo2/ig82vHnPL2VmLuoAge8d3mrPH1Dkbz5Jtm76zBeOwuLw7zpLwE8Wfp5vBNQLzoKurA720GVu/dVfLtlChk7iqOdO2o8
+        6Dw8mek6WX7gO8dPYTyQ/4g7ja7aOlRSHjytssm8rFUZul1Q57vqyIc8MACUPMXGibwwHN475g0hvMZ2DjyIxLk79t2ju84n1Tv+
+        Pio7NiBmu+r8bLujcaK75L6wvIvNEzsopEI7WLNTub+BlzvlFaq6NtcrPMly7LrweLc82wHUOqntrLsQBMW66IAXvMatqbsygDm8
+        616qu3TY8rs4Kgo8EM0YvASX/DsUMxy8hwNZu654EDzV1DA8ogPrOwpir7rzJ3K8q7eKvK24LDv4eII72mNbu26UvTzWq5+8q3e3
+        u2PNAbwliA85IyYOvBUA27sX9Q07nha3u9c1LTx1TLE7VM4HvL9O8bqzHPq5GDHZu2C/y7tYxBW7o5L6u3t3BLxuKfm7MRJ0OmAW
+        SbtTpRA8CZHyunw09juA1b44qittujDzprvsyEG8LsPvuzMVirsREjO7nxBuO67ocrxMxxC8M4OgOwUaXTvWJqS6+MZ4POkMNryt
+        u7i5wyBQu3ADCDpp2Rk70jfDOwJesbvo+ow7oNKOvGG6j7t9RjW7rJhavJ4sX7sOhJ47FUmcOwR/5DuXTgq8M+EhPDgnsbuI3d06
+        kSebu6+0DLtVAya8tyVQPFze4bpNPSG8EIIGPHy6KzoILKk79ZLXO+60h7snoAS74ZXLOZvSSzzEpaq7jxzcu7sjC7qmbSs776PC
+        u1dltjvJyRC8q3UlvKsMCbyBN8276/mXOeUy4DvPYZw7ykwWPDjOmDsIDQ08QP7vuyzMI7wB40K7U+gqO+EpXbtJqL27zrZkO+Fm
+        w7rs/bw74zbLueVHbjue1oc7a2Zwu4tuH7sAAJ47ofdSOyTAkTtHUt27iiyAu5AsGjyP0oS744yguu15o7svpNY7Fy3pOllidLw+
+        QDQ88+vBu2AlVjtEMSO8eA6rO/c/QjwtL6C6odBIO3tdZ7uK3cu7W3sVuxrMjLtU62c75hh+u9qFbbwRGWm73pouvCgsMrqBsPw6
+        56y4O3g54buQN1y7ifoPvEleJzwePh+6nh6BvOLBMbttUgg7LNDmut7WV7u2BDe7YKVzPIJQRbu2G7O7vBiEO43n+DsgaBE8D1bY
+        ujvuKLyToYU8UOSXufeXt7sTrIQ7usPRO6O0trxAmhK8sDuCvP954DpkQHG7OffautWdZjy8m5M73YKaPBmRxrxdeKM7CVJyuJIG
+        HbwJMRM8DyLMPKqc6Dt+xZS8vXvaO6v9IrwI6tS+CJnCv9Pcyrw7dAm/cUt7Pl0xNj98Yz2+cAWIP6TMRr7lxce+CQW2vgY20b7m
+        lKy+8FysvvO4Jj+++kY/FmchP1b/OsCbga++1/DnP6g7078I3EC/qqOhP2v4vr/LwjA//0kSPikv/T6cZk+/sHu4P3zBuz597YdA
+        L+F4v4hWVb1sVaU7ExjCPeNf3D4yUvi9D8gpvVjWwzzAWU0+dz1SPo+WFb8sZo+9q0r9PL1/nj3GwIK+nt/euwPQg72KKi4/ZEwP
+        QOAycj4TNeO8gX1uv6lsNL+IAaC+oiRov+9gc79eO5Q8aU5Qv98tED91EJ4+IRsSP5REnr8Or5O/35jpO7inaLxlHrE8MqpXPIWP
+        dzxK7Oy7PmKNOvCt3zsh4wQ64jHlu/8rnDs7NgI7Jc3JvCJ4grwJvX86pCYPvapRoLouIOS6SIi6OzMSuzs++5w7abOSu2WkhDvI
+        b1w8FD+mu/JNADt/Efu6DwWVuyHRBTwmFog73GY/PEqojTqfmia75cgOPL8ISDxKJx876ebTu+WtHDzY8JO7aVPIujUwCjv4dhc6
+        tPAtPCjTsbuK6/I8PCwAPEEmELuJ2C884YeVu4Z0Q7v0Pgw8KIfIPGpBGDsHwh68STAnvAzglzsSweA76FhGuGfw9rnqZCw7ndYu
+        PGJVELzFzKu7iIn3OydH6briN7Y78QZuPAHdz7n+8QI8VZu7OSP/+bu0IIG7fXCGPCABp7slBfE6yB2TO+ogGryjVmW8Ma1Wu6La
+        hrvbvFy8yj+eOkzy1zteooc7iSSxuuqsqTsFcci7hciLO9KHPLs8RRS84xqHPC5HgLvrL5o87o9Mu6wFF7sA5QK7Hl3mu2AjYbti
+        qIE72snVO8ab3Dmd+y28lr1mO+XQ9zsoEx28r7FeuyazxzsxO/Q6Yp/mO69LyToTjlC5aIO7u40qA7xtUfq7HjHQOVdWCzq7x+C5
+        DQAXu69Fcrvt3y+8QxWJvCwKN7w3etk77mXTO7muijuY13Y7bsnEuiymiTsTlGq7Ye7cO6fbVrvwaxE6lTcSu/eTTbqH+s47Qzlu
+        u9GAoLw6khS6T0UCvAO0HTzFIEu7wLLnukmEKrsUamW7fRe2uzWBaLt/bKy7FRzjupV5wrsX/No5P+EjvBAsirmCTpS8lkH2u9Gb
+        uzvHuoo7YS29uSnKSbxXMJK5DxcPOyRzOjuXngm7tyHTuxykpDvao2M7HO7Pu+HpArw92ge7IkYfulxourpLBaA5i0s/PI7e4boj
+        xsq7e3cHOk+exbgtmA47Sw29unfoGbx5Rmk709BGu6IHPbwijKC7g0lcuoSs3jsyq7c5w1sHvN2xvTuBKdW7Ap5Wu07hubuSm627
+        /OjBO7w+LjyJPxm8UBfVO1opP7s04lG7Z10cu2QtkrvVGpU7GjaMu3K2GbsXupi7QggSvPKoq7nPW5k6Erdvusd+7znbfTc7JFE8
+        OxneJDsNCpK7hM30u0ZANLwoSDu7DXo+u2sCyLuJ7Fa6HdaSu9qRIbwmvx87jCILuWKuHryYeN07v8CkO3uqLbsKIwY8tKs6u9Tr
+        gzt21yC8+OGRO5r5dTuqnnK6Gfzauz7VFboHwN66lLsVO65fGbpbgF06uVyoORVbxrv2KRW5yS6purDdd7uV99m6RZjnu5onjjtx
+        qSk6/wJEPKRw2zmsXBG57TgBvLLxdjoH7UC7I4Guuh+vFjwc7T24QQEPvPvwgrtN3RI7RBRSO+UG9LvAqfW7crXuOyiVgjzbQsa7
+        pgVpPCmCbLv58PY6ap/Huu15Qbsz6ng7ZcoTu9XwX7xMeoo8sg/WO3+tDDtAJ6Y6BTaEvIRSRDwlYi886MrSuzwDuTyYfh87RgYs
+        PV9t5DuoGUI906LhueTMkDyiuSo8op7wu3pwlDsPx1w8igdmvOGAkrxUYnO8gHnbu1W9ETxeSlq84ukwPDDNLDxS1Si8Yn1dPY2a
+        GLuOU3o839MXuINzkDyxtT67mgzSu42gdby8myq8ECNMvFqNlDuYwpU74vWjvNjfqDsTTVA7MhLEO6ljCj1BVVK7D5KgPESy27l6
+        zN87r6Tguw/ViLtm/U681NICulAzE7z7ZYY6n9W9u5VuibwixoC8/SRgvO2JpTuyuYM7p1UfOfqwIDxRS486VHH/OyF0+Dt04h28
+        MiF/vCDfy7l8K7+6c1IDu5nhzTsLGOi7QMU5Ow/D8ruaUhU89iqNO7+uIbsblaC7WawuO9FGnznFaes6xZZKu0sAPruU6bg77LhQ
+        vMp0grtCW7u6UnLkO3Gu/ru2gNc6jf8ROw+ZJrwdBV67ll16vCeh9zlr74E85myeu76cDryaZUq8kqbiu6KIg7z5E485+EqTu4JP
+        Iblnrd46OWFCO3K7wztiFzU7K4W/O90fJzv02qI7AQAZO+z24rtWObg7SewaPLZbVLzdm3+8LbWeuzHaebz53hs8o/xsOw7b+Dun
+        dRq7jHSyu0o74LqmbNq6WEo4vJoN7jusDQ47e8d8O3t9TrxI9Ds8zZE/vKeEXTz9d/+609dDPNlzNbuSMmW8uiSBu/8I+bnVgY+7
+        vIXzu7oxaruCHqg7/vszu4P6+brzKa67VS6HvEWTaTxXov46xQyfu/P8nDurmNQ7G/b2uwYXG7zYhJi7vVMqOzm3Ubzmlq06WOjN
+        O8cLzDtSYiq7Cw04u4uHOTxFZnM8CVpuO5UW+7kt3O87xT8WO/Y8Q7wqUIG6sR8Nu2LY7bqEC0U88DHru8D0UTvCz5S7IcXfO1k+
+        A7p4ccm7q66CPJiDIzzu3n46eAqFu2t6njuXyoy8N3ItPDx4KryC5SC70vJbu/MKbTu5XR273YO5u+EPGLs5cb+8QUYWO2IVUbuq
+        COi6w1kTuqBmqbt9qum4K2ILvCaNKbtzYoy4KgGkuirGJ7tyLhE6oKvRO7HRN7wa/1I8xYnNu3s+ebs2Vlo68yAiPIz0TDwLlvO7
+        Fra9O8SLQ7t//QC7kWBUO6NZ07tKpWW8yOk6vGsqvzofaB88zAgvPK10s7yov6i8kZyDPHAz4jqscrA7RKQrPMUnyrvFgsk7/cTF
+        vHag+7s79DI8t3A2uhJszLwJWSC72PmCOx6JyTwOC3K8kjwqu9cvVTsD1aE8bUsWu/DLmTyZrdG7mP6sPCJZlbojTL27QOiNv2U7
+        nr44ha2/gK/+PErZBL9E74C+NCb1PIUmEb9V3ja/SwqMvkPwSz2CsyC/SW0vP6fsdr/3D8Q+fG+dPfivnr97ndC+JriGvkYKyj/n
+        Ro++go5av453tL9fKtm/BFnXvmEJCL+uxWvAY9q3Pi6P0z9dA/u/TmCHPphrBT661JQ9FxslPvNIyr2EXJU7MtEjv92Svj7IOaC9
+        ySioPLU3X732rRs9tJbtOgCq1rxfIG882C4WPofOXz1HG5S8qoXZPu3YZr8LJPc+/yhqP5IwBz4WtF+/GVI0PzAZHD/b8sU9XLjm
+        P5FFxL97NF0/pZmpv+iFqjz4u+W+7EPdPlXLhbqtYJc5mqngO8IKADwwj1K84n+Yu2zcwLw3u0y7jEbjvLuz1jmAOti8goWeO+O/
+        ory+juW6/d2MPEkNzTrJbDQ7KKycuhLFELuoev47N0nhOmhsvrvzQlk8R3FJPLVUkrtAmLE7rT7xui6UirvPsWU7XMjuO/LaJDyH
+        Wgy3qy+6uxkmPDzKVzs73wCMOvYD1LoT0Ro8AdgMO0dMezokgd876/6ku0blbjy9EkG8krcSPUixTDw6YVq8aBtfPFk/jLt55EG7
+        QIp5PAapAjwUuYO7h4yCuwxOn7vefwE8v+KwPHMKYzp1fkc8s27vOiYoczyefCe763uYvERPJTzhWwS7v7j6uu+qFDyb290612pi
+        u/Y9Jjyf/o27WBKYuzvUxDxjZIO7FRt2PAO17bv0fxe8Sk7oulNlHrxhBS27K2yqu/zf67oTe/Q7XUSlu2c7eri0A0A8bDE4u7le
+        MTua42Q7nyW+OYjLpDz2HRu8CxqXPF+vIjsLgsu6rLbLul00CrzGT/m6KIK0OngOQbsWgnO6fUIFuwSEmjuJJQU8EEHAu4CrxTqN
+        Pyw8C5X0unNDxjtDiTs7QINqO5LNgDofzzq8sd3AOZeoiztODqe769g0u48Wjjs6yGk6RjWru/m2o7z0jFC7OaHTO2oK67sXe8a6
+        TvnKOw0pujrj+NA6uAU0ux1cMjwsfBa7PrKhu2tOnrq438W6Ne4fPHb7NrtgY8q8MbnXu5inmbrNaXu7lmqDuyIogzthjCS7qE3D
+        umJr+rv7Wui6/fMyvLh3J7zNyDo7K692OjorwrqMJx+6J+WjvEy4l7s2QBY7NvS0uxWIgrqdt9C6TK2wO9Onqzt/B+q61lSBu34f
+        gbyEGso4ueSPuR6kFLz7N3Y7V+Tnu75cabrro547NkQ5Omxhnzu/v2g6OPugu3+5mbo6/T87x1BDu5/hjrlOGgq8DzFEuzF5pzuL
+        /h28+FYVOiVVFDsYShA7SRowvOmlsLv42KE6TNoEvJK0tbuKU5q7YgLXOhLWg7o6Yh88oQ2IvJ6bATtIM7K7ZCUbvPTBoruUl/W7
+        yMFzOzAvJTtbdeW7qkoJvGu2erxZJhU8W6fCu2ufWrp6II+7KE4nPNzw1Lv3iay7zHPQuwqfYrtuUjO8t2evuy8WeLqQSZi7HkDY
+        uw11P7zS0SG8+hg2PBk97bvtm4G7leaHuxq1qTtDNJa75pHXO6d3ZbqgsbE74oUtO8jCpbpKwnO6yemzu6ODmLl1u6u7X84UuIZ0
+        DDz4Z/O7Kabkug/BwbtBCIi7K2YivF3flbsOyMK6KdGWuyyC0zqydE87bTD4uQY6izvrs+S7qNdKuwk5y7vA/e07XORYu7dR7Tps
+        pLw6xOeYO2tnA7yHss27o2JsuqTseDt3J/O7x9C6u+fCyTos2lI8t0MxvFFvKTwjlIK8cfTZO/5ijTtRXrq7YH0oO3Oygzj3Pm86
+        KI/8O6b2dDujq5e72YqOPMtZDrxLd+M78z8MvAxa5LregAc8YW8suwaXUj2ThOo7H5xBPV/DkTv6MrU8FEGZuoR1N7ola3O7mz6F
+        PI7DNTtCACy8EA8SOz0QirukF4s8SJiWvHgxpTzCGPs8ofPlvAAodD1dOxi8lhysPJr657uAODk8el6NvH8Ov7sYKVS8P2eCvI9G
+        kDvq1cG7dR8ju5ZN/Lv3ZC+7V8CKPMt6SryByhQ9OtQJPMLNqjwgMkA7u09KvLuLMrxoDJY77Aq6u2AG4DoLMMA8AhUGvJLLn7ui
+        BeO62DyYvETz5rsDmOm70LFfO4+iZTvzDCU84kBMPP0VSLvjNvK77lsauvNLD7xVpUK8i/FWPGsSsjvI5gg8alHuuzUEHrtDDei6
+        4ZcTvOV+pDtCIqQ6RtC7OmCJeDytFYS7OwqVuvQm8btVSxk8xk8BvCfqp7pR65K7bApfu2xvwLsb+9S7wMPtO++M5zrSEng6T0P4
+        OuZ/P7yufCG74vaxOVLE5rp3tKe7lhjGOxhvY7zgnp28tqQwO49IsTuQf7C7VUh1OqYo6zsaTBq8UlIjPAuSu7sM5mI7HXULPCsU
+        ybkPDtk7AiOxOLoAuTx8V6W7pXSnvPLnNLxEME28RWx7u5/Y+rqyKNg6BRaQOWicCzsCoge70i2Au/XkdrwkRbe6UtZTuz/ywzqQ
+        /U67iQQ6PMaUobwpqY86FIO3O/KrY7rhi1A7Mg3gOtb2EjqG0lm6YGhIOXJNnLuS01u83uJLu3NcNzz2/ne8GIiAO14tmLzpR6g7
+        8ypxuwKNtjsBih277fpLuzbK8rnaQ2G7YeN1Os6wM7wGPOO6eM9JvKgNIDs/45i7kh3iu2QyDjydLmc7VJJnPLe7Hryl+Hq7opTi
+        OgU+hDqj7YS6EDzquq9SOruZVsy6DDAzPIswHbxAqZS72EMVvMluizjD6QM72/MIvOaLmjwmzT28Q52fOyiw3LvaAdK7u3SAu9LD
+        /TsZqSm8xek2u5OErTtzOMC747yeOeC3JrtCD6W6e8CGvKIFDDzV4VW7EcUnvKpEwTvK8Oi7QZSgO5xzHzylEC+8BklWO6p5nrsj
+        mAs6Cv5kOjbiHryylp47zi1IO3dnVLvuqeq77Nzju1c2CLyj7sE6ee2Pu2AcJjsWEIQ8BE/buX9yLLpOYYq8rm5lO39HxrxHBwG8
+        BsfPO2glITxt52C8oZdmvC53hzsMzrK7REZFPB9wsbvXyCs7+rqDPN7Lj7zPmIC82jezOiDN8zmzJB+9VN82N4VDQDzXLK07lM5Z
+        vJBHUruXz+Q6xv0FPEFtGzqWI308jVOJvKDgKj3blPw6h/ZRuEUiQb/perM+wS9rv3dAEz/IGJC+VskEvjfe4b2UzTC/QFFAv6Xw
+        sL64X4M+8GRgv9hVnj7kMeG+XonpPjcY7T6czSO/cbiOPwmfdL9T0WHApT20v2QD2r6xaJA+SBJgwCdKG7/P2Yi/mownwF+zwD6G
+        D4+/Iq+bPrjzOz0Qfqo/SiSeu1AreT7JX/E8PeCLvmfaOr8MhrI+WYKXPB5Pm712Svo86WqqO+DZczxGVqU7sLQ+vAqMnz1UCSq+
+        xzRwPWkleT60Qzm/O6yJP8GDHT/SnqM/UubYv6kjeD2FGdQ+5jIfvx6rEkAJg7e/u/uTP+/Jrb8Auze+cxdGPzruAj8WRna8Dqcw
+        PCk4kTvFCHS8RP3FOefATbtuAS085ip9vKDsvryS6RC8LguyvBr8IjnVdpC77E4RPAeK3ju3d787MxoUwAS6NMBMNHm/0bOzwEqO
+        z8CZcRbAoChMwB6Ki8AcbzbAnf94Pt54nL8UrqFA2m+PwOy9DMAoPTnAxPaUP6EVIkA8pIHA5FGfv0pwMT7sRQnAHOE+QEgAmT57
+        wga+WlIjQNqIzD47D7PAPJwvP8MBwL/8MGM/ym5Ev46I7T7WJUI/z91rwKbZR8C4HDzAEgkTv/fsxkAPorjA4/yjwEq8YT/ycytA
+        xBQWwDjQJsAPK7NAqUyPwPrcm0DDgINAkKi6wMjxXsCPadvAbIuUwJeincCi2qm/Rx4JQEHUI8AqYbnAD6iev9BBu0ASptC/qe1V
+        vUD9ZkBpW07AcYBKwA4zB0A2UwPAnyk2QZxBikDljazAcakNQc1TS0B0HqpAIVB/QEsY5r/fw/0/6gEUQePumUB2MajAmAjDQIpq
+        4j9JUoBArveQQMpsbkDwRpjAxClCQfZ1rT+BnlXAvQdWQH5sgkCV/pE/w/n+PfhMX0BWpDs/hjgJQNE2xkCSAp0//SWrv3iUgT+R
+        NMzAZJWfPyMic0D2NQQ/23nGQGkdGsArUgtAHuiRQBqEy0ACvp7A725LwVkNOEA0H8pAtF3vwE3NmEA0+HTArF6ivi2f0b8QYTHA
+        icDSQMPppj6N4cS/c51jv8o+C0Gm07VAWB9rQAccCT8T9Jc/dNY0vYRQH0DntnTAxzKsPxGhDj+tNhs/botNv06S879xqGhA3R0a
+        QC2pzb9xXx9AhbbJP3biPMDMwiXAD5HjvQaLFz8nDlBAFAMmwPuOq8Bdmls/0xzoP4dnJz+rJApAEPeLPA9ZjL8pdt2/CpOKvt3u
+        vsBAhXg/knvFvstsN8D1BErAAfU9v9IXVsCPjiM+qZe1wO5/pb9Y1+4/JW0SvvkzML+dcTO9SJZDQPadMT5sPoRA3zMIwFdepj9/
+        q4LAMVdiP8aZB0BnxozAj8beP5Dvyb88LtY/uE5pP6iCPcCW31XA7n3kP/tk47/vBBfAYAlsQBQCY7/RsqI/VrGiP52xUsAVz/u/
+        lmiRO5D0ML53TPQ8eDHVPuNvCz6Z9Qy+Cep+PneeXT5npJ09wAszPmbxv73Dzow8Hm62vXKaID4rE7q94aqBvudLLT4dkYM+UmJG
+        PqM/k77HNQq+mhVhPh0jeD7YPLs98Mgivagua70deUi96DDVu/+HvT7fCsa+W8FVPpK7oLyRxIM9rS3VPZ2Ptz61YCK9V8iBPUcU
+        6z6aMec8dXFlvvwelT1oU5O9VpuTvI8AtDyZJ5w9X/+BvvF4ZT6WYeW8w2Cjvi7WLT78sDg+LixCvVPLRz5pYAA+FoaaPhUbQr66
+        HEk+FfhNvv/hAz1aJpy+18AwvjhChD4diXk+a7GiPnNGEz1Jrw2/VAIiP7+F5L32k9c9CBuqvmdxpD57BqE94FA6vtdsk74WBaE+
+        VwWOvryP3T1Gk9y+GH0dPSltlj7mRL4+8uTBvW8J3T3UT44+TVGZPQlmQD14I649d81Hv1tIkL4zUGK9mGiUPcGcEb56a36+FCbc
+        vkJNWT5bRjE+pC+MPouoFD5YBYS9KERKPVs1qr2JAMk9zcTtvQy0Az7nLvU9yTKsPkEQEL7kjJq88hTGPPRx7juLgb29qmzXvGJR
+        bj55ZMk9BQGMvRXbTD5MlEe9EhWTPeysh77l7WI+ZJRFvZfgvD2pLxS+q7+cPqv5NT6/SYq9hAyUPsV6ur3GB3C+SGcaPwnOkb6I
+        ATw+gTvVvnmHRT4DvAa/0yWDvrVg0j4BiRS+IFOsvslW9T0XK2e97IvdvAZ86L2JlPm9hDwbvX14FT4LYKi9SQZZPbcLFT7Yz1y+
+        Dw1+vdqoHT7JCyi8tcyevTPDvr1wSwa+FBYiPrLKNL2gZ/a98O1PvkIHnT1qKzu9/9TmvdKNpj1NJWs9GXrLPcSJxr4vr8I9b99Z
+        voZFmL4yF3o+nsrTPMtqBz5T+589V5QpPWeJvr0FAma924QHvkFfXL09rFA++CU0vbqQLr4ruQO+ywEzPJXIsT460p28i8/DPQRb
+        Oz0AVPQ9o2aFvlX60r0V/5Y9kn6UPCFiGT1E2g++JL7IPRminjwkGGu+tXmFPsIyiT15ERK9y/nkvEY7oD1Hvky9zn47PnzBZ72c
+        zpS9MoURPCDJWL/QGIo9mFLTvQyklTyIqx++grvXve0xqb71+1e+LXu2PClM5z2SWrO+HS4HvuGeFL7OZQC/+2shvq0nfr5VauE9
+        lR0rvgkAOb7ph209KdvkvPjPtL6Ts2i+GhA3PtEpBT4sBKg9+UGsviij0D1ccxY83uwpvk/i8j6LNpy+C4HdPS5EX74z0Ik+lT0q
+        vetLBj5hRwa9bzT2vSHcAD3NxhK+Af0HPgajAr0e8es9MQ/nPrkG+b2xMJ6+SNjZvg6btzyiOvg88KiTPcSlhL7nh6Y+n2Wlvkbu
+        zL0TBJQ9CN4LPPQCd74VL4o+bN87vre+Br+VXU2+QXWRO5t67z1hBVM8h2jdPrWArj2OgDq+L9JcPo9tOb7Qf6I8EvuFvG2gFbzp
+        sLI+9S4MPibiZz1GLCm+htKnvfP5ur4/gbM+9b3SPHRxVz4LL2m+R4IJvkqkCL3TZYO+BRbXPWGMp77wyIO+3puSvVpJqj6xBrG9
+        tcCWvdCImD7Y5E29XLMZPs3TgD2sspO9GZU1PsyOkD3bWF8+x0ravkzYyb4EXGe+B151vctYqz2ybce8/OxbvtWkPj6eJWo+ugN0
+        vhNueb2mvoQ+FHs+vWkSdL7a5ma+CR0gPuBWl77QFKA+1fsAvbBT4z0TBTK+rNitPS9Hwj4LAyG9vtwHvm50tjyHHU4+nIqYvETz
+        Xb39pje+MwdZvQ6l6T14nfc9+g0HPyVTg7wMBIg+bPQTvvJCmj4ZojQ+58vvva2X8L4O9hO9m6shP2a5QT6eFnC+dWPevVxVRD60
+        JX6+LtyEPqUiKr0Pisu9tWlnvVVwcD0zQCK+Qc5XPFuv7D1QIoM+UpNnPsvJQL5kBew9kaUtvTLdyLwxxTw+KX9CPtjOFr5/YIU+
+        U+ZRPXnemzxnxhU90BCNPsj5Zb5Ti9i+gtWUuw7IcT0u7OI+r4xxvhmfez2AaAs+WEiSPgXncz6Z2Cy9MtQQvl+dRb6rJgq9SYay
+        vhPngD0NXx69twsfvrUsgLzPMeW7m7MLvMzMIj1k/fo+iFT7PUh1dr7s40o9HUfiPB4nAT6/bGW8PjyUPdMGST7rKP09Pq7mvETz
+        Kb2zA649oeLuPVk2mz0mB3M8tiSSPmkJjr7kDVc7ALwGv9QZxT3JVey9Qk1cPt7oZT7D4bE+YZvkvtNeyz2rfDU+b1FpPaMRbr60
+        /3O+jhnvPrywdL0Pljc+tUvGPeUiAT5XQT8+JVcZPukuUD5e4EY+5nt3vjP7kj3JRw0/GhkKvI5LaL2JebK9cskBPrCOFb5hCcM+
+        Tuwuvmhe472kD+e88AGfvt/t7DsFlEA+I2KIPY3v5T72WP69npgSPvTrAT5f+7+8LmKovTqahr6x9Wu9b85/vF87ij1HjuA9WvHS
+        vbRoEj5GpEa+V45yvWyMnzwPCUw+25JqPmjra70RRQ49gKX5PeW1oD2FVz8+2VdzvhDIqD3lthM7ZCY4vrKQgD5Gswm+3mqqPFu3
+        sD1ZyyA+4oNHPg20Cr1ZLd87Phh2vnk/Gb79lYK9JX5ZPqZqEz7jUjy+YiIEPWAJXL0dPRs8OEExvuYshL6ZrAe9jZA6vp7Gf77K
+        pri9vbz5PU+rvz66xAE+6TvVvfsAAr5vss29pyTuPKKPsb5Vbmk+MQsAv76m1T3E3n++nbssvvYgrz2o7aY9pVhNvrxzkj7V3QO+
+        BzvivCVAjr3Vy22+oLtfvmMgl75oVKA97eE7PlfJRD3PAnq+pM5VPawWSr4XLMC8OsQSvjyDxD1kA3K+M1eBPhYroL1FO/K9n4c6
+        vX8r9b0grQk+Lk98PshHKz4nTPA9c6kRPgTzDT9jsqK7iLAfPrGDGj/3CHi+PTkDvEb4xj3A5Q49WBYtvdeJ2D2OnRa/9SKbvGcl
+        +D02uaK7KZiYvk1lcT0aw66+u2vYvd/opT4LZ14+FiSovgwCOL6/5ek9bmx0PjJ5mr4ulau+OjaaPoD4Fz5tW8082nuovaqMcz49
+        PgQ+fH14Pv7y5Tw6/Wi+r6bkvEih1T738x8+ET+EvpzzLLwQnlM+HyC8ugXGG76iBXc9MGpqvXRPvrylZja+ThefvkDwJb4YxOW+
+        I9qtvYg6uT3l6bw8dgIrvkuhFj0XFAk9ml1zvvIQgD6Lf4A9dQN6vkXVjD6xp02+hGKNvlEYcT7nm5c+YKmsvbYXwb3gqEU+7e0P
+        Ptxh9D1x+F6+Z6cfvuMzmb2p58Q9SfN8PudGNL4saxw+TNYEvCfaqbw8Sic+N+NUPtC64j4//V8+Lx1BPi6jV75xZ5w+xL0SPhPx
+        xj2nAYo9jO2zvdJGML2ANb8+0kjjvn/bf73540c+2h1HvcJf2b4ZzS+9fap2PheEur5pky69i1/VvOgLPj1baau+QFFlvG8CPb59
+        MnQ+olGXPmID07x7HH8+f4BGPn7y8jwEXS+9t0ehPousCz5o3q6828N8vTQK3D4lU4E9G/a7vZ/ODz2ieki9NoADvahPhL7RO6s+
+        gsuHPvBnn71ACiE9TSqaPfpwjD6HKk293mUVvn60sL61HXK8sDVavScfu71R3ZW+fwNbvrMeiz5i2dq9FY5mPTqUmr3nyOk9dNv1
+        PVdNQb69f8a828cNvU3jGD0FKcU+/Z8WPgNcML4c1Su9Lxgyvde4+D7otbQ+V2osPsbbRb4eLp0+U9I0vi8psj6nos88u6Rgvb7y
+        CrxwB/S+pkzUvRpX1j6FiDa+8raaPnOcMz7cg4G+yvPXPgPP8r7+VJg+06wjvo+3ar3DDy4+vr6HvuuTxr0H3wA8geLSPjnoAb4n
+        DI+7aGgWvn945b3/YRk+o8T0PbRmzzwvtcO+c1jPPcEkm77tIRe+yoxpPp+YBL5Ro5y+ZgQ8vprquL3cm0i9iJpPvc7JublRblK+
+        cQOHPuBvBj22RtE9QC60PtPBer5wi9y+imzCPQWhF752NL69FcgWPkieDj23J2a+YASJPtQtjD2Vww6+PdC9PVYcPD4nANq9uLLe
+        PXyXcL3dDhE/Db0TPU7zIL5HQaU9TCfJPX3M673Ejhc+ummrPvk0BL7luGE7TYVnPoaC3T0hoYE91b1nvbKKCb72tSO9KtcuvTa9
+        XT420pq+HBdqPXeqBD7eDio+o+IWPU3vIb4KJnI8i7hevq8bOj191im8MvSQPRbUCr0i2V89iy4Cv0K4gDwpB0O9bcGBvgJ5pj5g
+        khQ+5WCVPd0aLDyFH1W+7jI0PlQ+nj1NJEy++tMuvEbUkT6Cahc+qkZtvKRnBD8fKY6+1oihvpZ2qz7xm7c9mcy6PYccSr6O2FQ+
+        NN2fPCSWMj7pxwm9ecEBPgfvST56tyM+/wlyvXPegz0qC+a+78b4vU8nhr6Ar5c92wPtvrhBOD5ESzk+c0gMvn3a4Tmvwo6+fnZ2
+        vmtB8T0vo02+xlQavavtdD0URJ09V9/bPkHB8z3c2dY+n0IHPQQpDT6ljDG8XKdCPofwmD4RKu89pnJwvDWT5j4lrT4+nGVrPl9b
+        XD6+oRc+1LMGPt/CF72J6A4+ko+sPchsFb616vo9oQgHP1WYxj0Vgni9v2zpPhRqsb6Gbia9LHCOPinzcz1zcLI9WhcMvxMj1j7s
+        eSO+UAg4vkuniD1C6DE9j5KTvfwuoD6NAuw+h6UtvaoOgD64wTA+f5k8PuFfoL5yx+q9E4MkPj4JqD63a5G9LRVcvZjUL76+wDK+
+        qlh9PC441L733yU/TLFvvp3+eD0syz2+dHgsPV7LGD7nq7O9YjoTvyLosT62Uui9CFV9vervRD4YMw++JQS1vVmzoT0TyjU+jZGk
+        vpUkMT1mHYE+sg1EvtEvhb47cnM+FLZyPBh9s70A8jG+Ic4TPax0wL7aBd4+4Q7VPExCwL1iNdM9Su+tu/Ssmj5GEW8+hzxVvAhT
+        Nj5hBXM+UEupvHIKLD6EhmC9lm40PZJ66rzuyXc+YXFDvdVucz3Fhdq9rDIpPsK0iD5svRs+pNf7vBayy7zpQ8m91fonPsarfb6l
+        w7q9irKsPqY5B72Jjfe9UaQtvjFT2j0kqzg9PwxWvozoMz7QRpy+V3mHPtA8171CSje8OSXzvk9WLz6h6hk8FgmVu9uiFj4lOZc9
+        u5/zvakfQ76u4wK+FjnnPtRhaj7ZBz8+wJBnPhi0GD+Ag66+zt/0vlWig72W+FI+pBxovsLZ5r3/rEc+sSpXOzAMiz3cDwI+HCn5
+        vRAgqr7JHEo9gd+CvhvwDz9nlS+/FdWEvru0773hZI++hsnGvTXQpzzRKoO9vRlJPiGYdj6j8sq8XT67vDgmBL9u4VK8qU3gvWry
+        4bxNLM29nHdaPojmqL4hQoK+qf0vvgnzYbxFFou+/RcLviMkZ74KczS9XO4lPEIUgT6EJje+qZIJPjoN0j0nMUa9uDupPsFnkr6I
+        vJm+mS6DPgZx375kSh49lnxWPSa6C777OYS9TY5TvWSrjzy/iSQ+n5YxvZdeKr0eIy67S3JyvhRbRz5uThk9xEg4PmQxfD4/lg0+
+        aXEJPSnopT4uXyo+9GbXvHKMZT5ZHMS8x9TAvjcFMD5EVFC9X/9LvCFM37ttKhq+7UIAPp3gFT4qY0K8yVWhPlC2Qr6anxQ+ruGM
+        vk3Bgb7Ldiw90QU2Pv0GDb4TD4y+MX0gvViFZD5xiiA+mVyAvsC2qj6TV528m13YvLgnkL7OEa894cLCPtdhcr53DT87oyJWvaSz
+        6z6DJlC+ZORsPrN3z75FUwe+3mWzPrRKfb4Boq4+Oi4Ovs0TiD1xkZq9/kbdPf4hlr3YQu+9hKQkvdFyjL4Gmfy9iYQpvt8bDz4h
+        NSM91vuIPM0+XL36FEM+v3QrPqYfAr7CAne+OZLYviFXqLqjqQu+QyGdPXRno77q5KK9vzV5Pki+BD5ZN7E+g085PreRVb1GZme9
+        Kzk3vnUjbb4nm3u+GsvMPdA2Aj7kHrQ9TVKbPXaVlL5PhKA9s/caPuztar68bls+jlfcPf16GT55szE+NHgBP0TYFj4IrQO/nrKB
+        PioAIT6UNac+J4EIvdkxPD6Kscs++rfWPa62tb7bNjA+tJg6P/9iLT4aZWA+c5f0Pkr9iD6NvzI++kEGvjJd8D1wCfg9lVZbPWYc
+        w71oqe0+dnzBPNIJF7x754i6RHp7vlsN/7zyLKq9b0sVvt3w+j2AO3G+Ez8NveAUnL0glAa90kx8vk2ejj21jxo+pryLvTF1lL12
+        fwA+L49tvirSjr6skEQ9m4wivkYvGr4R6EM+Bur+vE12LT6lzRE+AIeQvcy+GD5UTGs+3e+uPaO74j7uhak9f6WHPtGenL0bYVQ+
+        WhG7PVoFC76DuKI+ufvQvqijj77jNSy8Z0wPv35SGT4T3Vm9ztG8Pq0dLr7N6Vk9TS/yvGSSAD43iBs+GNNIvXBA8rz1ihk9A+U5
+        vAsf07zmYmM8JVMFvL0DOLzID0W+gU5BvkDPo76A4689xoSEveMYvb1S+Ki9+U7cvXmPrjwkUqY+eJuoPbS5gLxOU0o+e5UHPpZr
+        sT7ZBSE9UdZHPqb5Gj4EKZ+8NeGYvb41nj4Csd49WjqCvnTA+T3Iw3M+hkdavRMwsj0FepQ+D937PTUoGj7N9bw+Hg7lvtKhiL1a
+        GwG+U36UvZF2nD1o/Q+9tnsDP+RX6j1G+me+QpzfvTxaOb4s1MQ9w6W9vqdGyD4hvNO+6ohkvcsQqbyr5SG+JoeDvkQMFT7mvw8+
+        QeaGviFJRj2qiVA9su1pviSsor2EAPG9LJ+rPogfPL4NX8I86JpuPnz0gL3z3N69sBIhPg/ZPr7euA8+QjsvPZjR/D0w8hm+fN3L
+        vcDVFb6Rw8s+GmiBvlaTzT0CbK69IJM6vlTz+L6atdq+RbeHPRY+hTwtE3Y+7xa8POdrOL4EcLy7F/fbvsbp+zsGCvA9fVwtvAhQ
+        ET6/M/k9gFR/vsIV1L2RO6+9bgK5Pb7q5T1WsIi9ueiYPLM5Wz0Yp5e+n9ogPvr3gbwhe7k+RP/xPcOImDvPGVq+DHsJvtICgD5T
+        NNI+mXiFvsyJKD6QSWI+hApZvpLQ6L52zxC+rCPfPXigh72h16K8EENUvn+6SD6vcji+nKsAvtbAzzzX5Ie+6ZLFvX8gtzzwN1S+
+        tP9uvk+RtD0EWCe8SfTnPX2OF75Is1q9GPA5vUnPI76vgmG+87wpPd/W0D14CiK9N1bAvb9aor74ply99skjvlI5gb5/xlw9sWgC
+        P0syWr5xt4++86u3PSgLkL7Sv5k8jRzMPsx5Pr3yC869dYOmPB/y+D64IJK+tK0VPqBxGTw4QYa+1WzIvfIygz6Sd9i92o0UPtrt
+        AL6F93i9j+aRPl5F870XAIi+/Wn2PGiv9T1vq9c8FwEyvqtRvjxYiwA+h1E6vUHbMT7NOY8+vpiPPEkjOL47utA86AwwvYSeQr49
+        WLY+VoxsvT+4Q76esTa+ZysUPvNH0775T4s+LG7bvY51orxlSKk9Gdh8PlOmLL5h8uK9R4tBPGr9EL6cD/c9JSV8Pp9lrj1sXue9
+        oxeovTdoeb5abTi+UFAsvqKulj691dA9kmdrvdivlz1ygSA9c4KLvql6m727u4o+ZzGyPuRGmD3cjnO+piwrP5Sg5LznTNc+dx5j
+        PqNMib5tzTE+aUpivqJiHr6EGfw9WZB3Pl4uWL3wHwo+/ooGvp6j2j3+H0s+xvd4vStnA74aibE+CKOWPrtJbDyBcwc/91knvcHG
+        lb64Cr8+nV1sPCfxJj7eCza98ZfQPsrPGD3hwlk+7AfVvmGj9z2WdI2+AZ8HPGgOVb4NZYg+rHHkvbIMlz787Pq9DcsqvjM38b4r
+        7Mw9lnXXPhS/5L0ed629kVz0Pf/vtD27Wyg9z+82vjjIZ77LoaK+9f2gvnJckb2MGUO+fwpbPjsDNb2fIDU+8+4yPrRw5b0PLCW+
+        ThaEvtVeIz5G/pi+6Ogfvmovuj4iDUs+VjAtPj8Rgj7DJ+g+Yy+JvVlGBD9opTO+9RsPvv6F/LySm768uoF4PgbAqzx4FQe+r9SU
+        PhiReL3CPsi+v+zTPSTrLj2IMaI+yfJ9vZCllT0c5ow+chGFvnqN1L7B4Jg9cuecPhoOxzyIlpm+F+QQPhaRkb44vOm+xD95PtKn
+        rr7m1tY+qBmNPtyFtz4qDMK9OZqBvpfStz2t7qg9sBeYPRWILjulYxM9zKrovF8zUj5tOni9J5oRvr7D/72jLii++8yMvqLCED3x
+        Bbm+XdkUPqNB+ru8MmI9VSOMO9n3gL6bO889+ZHXvnBwzL2UKQo9Vh8aPZfGID2qJ688n3YHvVM37D2dnCu+svjJvTB4fr60kNS9
+        ls46PjDYSr4AIRg4mJuTu6HUAT0GADi+FRehPa3Eqrw0awu+1+QIP8Eb5bsF4Uo+CguFPcVdHL02lew+1io6PlFsob5kOPO9kBU+
+        vwBjgr4R2NC+65yiPpiL/7srNGM/kYHgveVIwb4tVR29JKIWvVL4k745HeG9/FKFviFKLL3REpu986CNPsvfVj01zPu+IFqtPagu
+        PD1tw4C+aZtvPtbADL5jLfc+4/EdPsdCZ764hPY9Xk+mvq0fAb7va9G9F9irvdnmY75ofw2+zD01Pj5GCT4BDpc99lpTPYoq6Tlu
+        7iq98DWiPWsneD6FFhw+TQ+Kvn8TkT1LO/O+gN0GPruJw71B9TI+wlcYvLD7A75doxE9Nooovq5hjD340OE9eh9gPgOUub5qOYE9
+        BvSKvqmLNr4b2B2+GRcCv4ujsr7TCjC9pfvOPXH7OL75Xwi9Ax+TvOgfoL4rTQo8MHKKPqcUSbxrcvs+WsSJPM3MfT1uXZs+J8UC
+        vjizAD6l9fK9ziKKPfjeSz0j8tO+tv9ivXRhoTwU5O0+4vxrvtJ1xT4moMY9X1IAPOMPYj4xxu08D1AoPrlEOr0fI2i9gUSmvvlN
+        Gj46ZK078u+IPlbuVD7l/Dy+9JvevVbJgz5WX56+IrvdPDr07b4p8g2+CFY8PYCXQr4DMJi+9ZrJvoikcz15eKm87krIvnta7T3d
+        fw4+0X+TPVfSLr9ss2i+i2Y2PuplgT3Oeh+/1x3+vbfaTr7Wguu+tStNPqSVpb3ZnxC/eWCMPtN7Lj4PPyI7YieIPofXmT2rg5q9
+        Z3TNPats2b4is80+RomQvqcFrj2Gc4o+R0KdvmXbiT6Prd89pdKCvqi9Dj7e6oA+azOIPuaxgD4K8Ck9J8HFPUZYCz8ozui+T293
+        vVh6wb6eaMM+SQHuPkhZyT3jFFa8MtfTPoORUb51+TY+scNbvm7dgD76Xzg+piErvFCMMT4OS2++W4OAvgA2fz56NK67rSTivgN/
+        AT0zDd69r+K8PWOCnr0MD8I9q5xDvr4qsT2qDOC9EKOQvrSvhL780Bm+gGqlPPTylbyq+nY+f7WWPvfZOL1sYgg9AIu2viM0zj2X
+        l+49kvBePhKNm76B11o95RFdPnnEdL4b6Bm+aWIgPuYPvD2wQ8E+ce6TvvFadb70SYU8yOt9vTagjLzVxn69yjMqvvIomTwIUo0+
+        CblrvsGqgL0CiN0+kwrVvQZzkj7Ka3G85PKtvfJ5Fj79kFQ+ZaaoPmxnuTxRDOG7RSx6vlqfED7zDeW9yAaJu9kNZb177du9O++Y
+        PfBMVr4CC1W81jUWv5Ryo71OZZu+Ca5xPK2QVL2Z5Tk+tcqKvj9EHD0pCJ07rd2nO3ncqD5XiNc+3t5+vG/gbDv/Dh8+5ag6Pua7
+        3TyCYdG8rSQFvpVwfD1HvgC+hKgavq5C0z1ilii+VCOWvtV83D5mLRm+VE96vkrVgLxq6pO+zQ0aPiD1Fr5DOzQ+BJpXvimBqL4L
+        qDc8p9pHPo4v+74RzI2+CkI8vq4Kb73U3Im+72fgvdl4nb5j7Yi+NUggPoKP277Hm5m9Nzgjvm2cZT38XkI9t/vLPRcLiD5KgJk9
+        ZRYqPn6zvD6LMj69sa+CvvfuwT17Miq9QrSYPjaInj6afTa+0FFRviY4lj5xj4G9gQwnPk1K473k08Y9I0+TPjIdVD7z4MW+alw3
+        PD8aMz3/HDq9IIoNvgwpSL3KOYs+Qd4uvkXaE71OMRi9vbw+vbJtjj33rko9z4cyvUyHo71ZwwS/iA6sPcbX5r1CAC+8vhN0PoCa
+        wj21yQU+WVmGvm7WXD0TNlS+wglCvtGL4j2FpAa+OesIPtvMo71UeDw+6mTfPfixpb1+3SU/pfQmvjSCGr6oiXg9LoHGPYJuvT2i
+        Glg9HHEXP4zts72UW+g+1TiwvnI2fb3NXta+ywq9PRqSmb18x1I+mO4wvn7e7by2vqy9MIIjPgHq4r3LLsc9uoN5PtcbkD5rDPk+
+        VVxqPb3PCz93YNg+s4EPvmHiX74lOVi+Jw5JvsEtk7wVm1K91F5xvhrtyDyQgOY9nWCJvio9NT6IWB+9Iz96PsQ5vz6CSlC+eC2F
+        PgbuOb5hT7a9jZ2Hvq2+Jr7Nl7A8ns7kPUfGnL3iXDO+kQ+Dvphh6b5iBUY+RTvlvZcul7vx7Pk9ZdoaPasw7779GBy9f8XZvlBl
+        cb1264w9pXlnvpY9nDulilq+l6DRva2Seb7SyoG99aUavljdmr2DtpU7gy2Fva/3gD4XNGO++FyiPQUl6724cMS+9g+xPH9I6L4V
+        zac+ftj5vUCziT3L+uM9EnfIvLgOvj08SkO+WvJuvjzR3D0nXKO9AOGEPnvNFb5xU849SZ6KPRsX3z7PHik+uVztPtY5Cz382AA+
+        sHrdvZ4sxr4w1DC+LMeMvQ8BWj5rOwE9h2J7PBasXD3W23E9XQ6PvpWejb5Tnyi9jHKHvbgxYT7NwfO+PDwlvgfsMb5ip+s8Fzub
+        vU2jEL5qUI49qOCFPi6aZb6amUS9Dm5ivtRWBj7ymy2+PS4nu5xi9D3MhLY9eJ97PnFhwDzE3xe9g+xEvYJ9pr4Vm28+VM02PY4r
+        9r10/4A+ZYemvv4asb5E1oi+hMiiPGom8D2zHQQ+mk7yvmDixj0pZsA+YzCDPoltOD6K4Yw9iBjsvVMVST5BZ6q9xdUJPtlcEz1g
+        6zm+fY1qPnxI675DASC+7NcBv8K/lz5793O9HlVtPtmbIb6VG1y+gdhCPh0WyL44J5i7PMXpPqXABj4xqhG/Bribvd40sLwhCZu+
+        8scGPgbUgzzeCxq+EAeAvHdpoT4FWMQ9O15aPTyfDrvfaJO+aV89PqeLmz35Pce8a3fPvjk5j7yjPMa9R86CveY1LL9Wt+s+khwX
+        PoNQgrspgR888O/QPXpRhz79ahS/COVjvOV6Nr4oTD4+avUsPJNUxL0ps2K+fNQmvgup2j0D5Em+0AWxvlNCM743uvW9n5SJvuxU
+        9T5MtNS8xwitvpLNiL510cu8oO+5Pt0p+DyIDQo+ut7gvuMaFj28gyM+vtZlPchBfz1+PTQ8J+WhvezOLT5gUry96n8nPj1iwr48
+        tus9sppFPmoqp71I1Qg+c5A0vh4pYT5obPI91SQcPhDAs75DvQc+/faFPogZRDzBXJY9/3MCPmBy5j34Qp6+s95WPKsqvL3Q2qG9
+        HNotvEf5pL3YGFK953qlPrVnGL3vbtc9S6uWPmLJLL32k2C+5dYwPQIoqDxUzNY9NjtMvtbQFD63XjY+/n++vpYjgr0EEfk9VY7O
+        vQ6x2T4YqQ+9tg6pPhgdlj3z6Jc+e9AZvoE+/L3IkNY76s0Xvs+irD4PUpm+STVAvQYq/L1qjLK9gUWcPhkpWT4QAtm99YTXPUNB
+        WD4De/S9gCifvTSqDj70OGA+WU3Bvvi2YL4BVfo+Sxb2PRXyLz7nmpS9B22JvgLETj6dqxO+O53zPNg1+zuyV7A93g9COxnn1r1l
+        ole9hLPXvabYcL7BFCA+b6vdPX0yFz4ooDE+8Y+ivs+fS770FoC+5A0RvdAruj5dkrA9W3SbvWeunrwee02+k5iFPtrnHb4nOiS+
+        HRWuPaB+jb3SuP+9kTPXvWDYxD1ko6g+mk4avS5u6T2LJP89d5WAvVDWuj5m12y8hNePvol9iD1RGgo8qGaovmJaM74fBf0+Fiaz
+        PCyJW74f5bm9RMznvZnZPr6sUAC+mlsovRkmJr7Z/uS+Tv1tPnva8L2yyBu+hk8avfQTbb71BHO+MG6xviZwjz1xxII+VReovraS
+        qb4iupS+5mXeuv6KjT2RMVc+j79/vhDZxD1vfXO9ymJVvizrtj0R0vK9bc9LPtXDKr+VhJu+YU1jPkptkz4ZOM+9kWpPvh28nL3j
+        LY09pxHqvaBBtr2gipW+b4Evvm8qFD4EYsg9d0K6vliIUb1/mGi+2MI/PmZkB74hcA09zejPPtX8kD1x88O+UpKIve/pQ74ilsw9
+        m2XJPvBCpj5b6sy+kPgPvgKcRTwKMrS9LStBPuz3JT6/8zg9CISLPTCTFz9JRas+usNLvRgVDz7BCQC9ZMLFPmiGkT6axEy7k6Ts
+        vOR4pT2/oAA+UKGAvtXz2j69nRO+xtO4PvcdxD2vM60+eIa1vG3pd76+qfg+WpwbPoAjDL7kGTa+r9B2Plm/Gj4ZBN6996w3vaFV
+        1j6+HO69wr8rPD4opL6l9DC+sSy1O+n1uL2BPC89TF22PcjRTT5FZAk9HjQFPT4Wv77kbOM+FixuvonI97wcCoC+J1aIPTX/vL6E
+        DpM+3YTRvawZLD5mKFU+Xaumvk8Jcb5kEni+ug1/PeKLyr1w2Tq+IuH0PRGFFj7o0z2+knVUPelWI73YAEE++qKbPg7qjz7Szfc9
+        EljkPmvmuj3JbdI959SKvuOhn75O7ae9HWGhvmOHnD4QToY93l6NPkoISrvY6ri+99mUPbF3dL2RcYK9jPaDPbENOT5Hlkw+jwXL
+        vqT/nj19NpY9354Iv7ifEr4IIYu9Wwj6O90IbDyHUw8/DUx2vcgiGD9ugKQ9YD1TPbGRBj4RToA+/i0JvfRbir7ryqO++OZ6PkCk
+        7z1e5nY+UiKqPdd3aT4nfzY+4iGhPatJ7z1C3EM+6ZedPV0MlL1Bo/88kJ7XvXprNL64CXs9yEFrvgdrZD6OKg4+bf+nvIN+rL5u
+        gp07ZjcgPYgQxr0pfDg+AOkPPqQyYbthwhw9XGr5PrSUqr0LSWO9iMSjPhg61L6UYZ6+vCBkvlbJ6L6V1ks+gxVbvtGSAz7p7ZW+
+        PWlqvn32Qb1nR7e8HI0Cv62Dlj2M/yS9WT8CPuXrtTwilCM++U6AvZAmW74qeUk9shNGvt5ygz4H9zU+QOptPvMauL67cbM9uxjU
+        PUkdoD6TnzA91lNrvaI62r5kOdc+UXbzPcZ43DlXXB8+LZ+tPsMPCT4bMPw9ilUbvtN9BL7M67w+Q7SovslQtT55s66+0wMjPY4V
+        pL3B1sE8xVFNvS6yMz7qloY+inaLPsg5yj1GYdC9M9SZPurXwT0N0c0+t1htvaOi071AREW9d5PbvRhgsz6pWI++tGAqPkAhKr44
+        LOG+DFEQvlEqMz5L9Ja+1tEjvbIrRb7N4Vm+W2vWPfTssD2gcJ29PIwLv315AL4+PlS9zzwIPofEMbw/t189FxdMvrLEpb5DFlw9
+        A6LxvL2AIz4BI8O83xX2PU6rJj12wWI9uLblvIzho73r0ie9wzNrvgd8jz7IGu49dsAqPr37Mr4EPPq942pxPjCNqT7fM7E9MPgA
+        PoyIkD1mv9w8wKlfPhE3P71frwc+FzWfvAnPCjn3VzC+rBJEvr9Rij1G/V2+dlyVvphIoT5ubZO9guEvvvT6E75K6gy9m3whPnop
+        Obx+rio+DGKXvBUlwzzQvnS+y/2qvi3H6b3etCM+/IxevvQGKb5TqcS9lNuQvhtA973SE7u9QwSsPXlKKj6J/Ym9F7sMvjiHPT1z
+        ErI9A5LFPaGFnL7TOxu+YArLPGz7lLzACBo93a/IvU0aPD4/f4m+sVdUu47kPL6S0c6+/pZDPgNjgj0apvq9BMcAvjWJo75x/aA+
+        006rPnoi1L7IXaU8zeKdvbA+lTzoap6+uRAgPi5ytDzbbq0+VlQaPo4X9702cXM+LNEUPmI4oT4ZjMA9Hns8vucEp72Ad3w+ukU3
+        vp4Ahj2JP1q9T7knvmkBHb453oQ7A6nNvTfBIr4jB7m9dfeHvgRFAj1pR4y+iOVHPvm7ej6h8TG+otqKvu/fY71y7oG9SvT7Pd5r
+        zr3syfo9ubh/PYcvkLw0H62+db8ivr2B0z4GnyW+dYaHPutgWT4y2K49i4x5vo+rkTugMGU+8oMfPojfeb6Jl2O98abOPoKK0T0A
+        LIO+fcG9PUVJRrxuwUC+EO6KPlIqZzzfPo28Ynu+PQisJD6M3Ne4O1iJvseFyjwQTEw+3b2uPscZD76LeCu9Ytk4vngISr5M9Qc/
+        /3iPPocVhDynffG9APBuvsvOQr0EH0C+FmhUPhRIPz49YfY9deddPFvrVr15gXc66wCyPZTDED6yJSa+jNx9PAgYzjwxqIo+dGcO
+        PT/oDj7OxlE+G29XPk3E0L0leeC8XTC+vrPuDb7KpyC/WgwOPycxoT0JudA9DdWgPdLnKr5CWna9+TkovitmKb78PRe+wmBcvgzl
+        xL4EGBa+U+07vXrbzjzGXJY9gJj+Pp62pL088jU+4TdFPlVl6T6FUde+LizIO0jHjL0g0uo+w3z1PHfFcj6pE0M+Pm1hvdnfKz4Z
+        zZe93apJvWRrQD6WmKs+r0e+Pk9i4j2j/aw+KUEKviU99zwprnA+a5nwvQurbr5TYBq+fgmcvinyb75j6tQ+g4djvsJAdDx+Zp+9
+        VDzUvBsjTb7Q4I0+2gvyPgtUQ74qd4y9TcjaPN3jij3Iesg7wh+JvbGJvjwBiS6+tgSKvVfyU740Yy8+w7H+PEzxPL455NO9q1bu
+        PjfNQj2Yd3y9SHAvPlzjXL2NXzE+FR37vaen1D7u1ds9vCpMPAItC77ElQE+7VmxPTdJiT4/Jf49bKnavQt/5b2mXam+zZREPoHX
+        rD79H7C8N1aEvo+R6z0qgCW+iRHTPf0OmD7q6KM+MMIpPkhbz77H8mI9aK0FvmFsPb6fPYE9XpWcPRWfXr7DJzK9cn2mPD0MnD2O
+        8gY+xdyLvbAa5r3FmDM+XqORvlTSgr8vEDW891BlvuI83T0EUry+6SqtPhFYtj7frcy+EagcPl/jFr4wU968w/O7vRA9+D5Jvo8+
+        WpLHvnb8HL6cpVg9O11ZPUr6+jsqLt49enXJvV6YkzzR2Ja9eEkJP6b6MT5iLUo9OFyNPrKHBr4A7Fu+vcmZvhLqeD6j/uy+OAna
+        vCs3uT6BhDG8pL+5vr6tf70x73Y+siFKvvTw9bxd4d89rHRXPiaNA7ybLKG9PwgEv94Hdr14U9K9Jy9JvSyitb3Y0l4+PgRvPdg+
+        AL5WswS+dcesvXbJlz7zboC+WHVoPrgIKb7AMIm9EkJGPWAMbrze62K9U6BHPE1IsT5JU6Y84ZmpPizkBL5zAsE+pziFvD804DyX
+        Rpu9rUlxvZBahL7quRM+Qw+wvTI88j292JE+XQlcPoCsYj7K6ZU9lLgQvjIJhL45tiO8fPfLPoQgATzkSMC85PHGu2KRFD6LP+a+
+        sLBFPgYBpL3CT5i+LoAdPmiS9T1vXLG+DJMGPnJh472oTxc+wSsTPjHJhj4RJY894wEUPgY46z5UVRy9sqxrPY2yQj00/Zw+ZLRe
+        Pl/ihD7zp6c9SPQ6PrqNxTsq6/u9x3Q+PuOiiL4Cjxw9Sd8+vSADd75ke7a+xmcqPhAonz4MbY0+1NOCvrQ8GL671CW+0V6ZPj8/
+        er5Ab9490MsDPo4YKbz9/MU++P/HvTDzIz45o3O+hjFcvsJN/z3Ycwa/Zi3evZUfjb4g7I891ZJUPVGYxL0lB847dACNvv9VTT3U
+        bVY+fcNlvEwdZ75oGbM9W7xYPcI03b0/XGs+bGFgPkYx7D62iiS+jAffPt+Tnz10LbU93CQGvli4Pb4ufzk+tH+uvQcO9j4Dima+
+        cjFcPrnu5j6MSBg9NAvbPeJ7KT7xeI08fmoRPpZprL1Y0oO+5k9/Pdsv4r16tBo/llmju/Q9hr3Qtng+KxGePQwSVr7dHhA+R5UU
+        vvDShjwgJ0W+Zl14PVumQT674XA+kiHePbiTFD5tswC/USQNviGNFb8fCdY9PJUfPFF1lD7FgBq9fjyePjdWqT7Pn8a+5pvdPisU
+        /70qpgs//8eKvb38uD5v5Hg9blABvmbbDr49vWy+joZsPQa9iL0RUt++lCslPsz4VT04/9o9s51kPdQRAz7WVhe+SAQ+Pt3xxr7x
+        8nm+5ZgIvtKK1bwq8eS+7RAfvxeGiT5zPWC+Lu1XPdcSgb5wLEc+hXB1Pvg1+D2rrgG+/x2UvjQuLT68rjK93UhLPKlM973S8vW+
+        W8aVPemoEz4sn7m7VKNTPn7+MjwRefy9C+4dvWDitD2yzno99W7PvrEa1b78R5I+8+HfvZmWRD7N+KQ+svz8vVEbOj49n3M+q2gR
+        Pnz6DL+FMsi9auJFPgxHi757EgK+HTQPvs6NOz7gzoU+xNQUPkgtND4FrQU/NCqHPTwq/7058qy+MwhsPnRqJD4GefC7Yhqbvo1w
+        NzqJf5s9jBXAPQvDTT5zUoY+Klh2PVbrlz1qQjQ+AdeOPn8SJj525a29XDlTvBzfGj6WiAW+q1o1PmlY1T7JTow+m3mzvorAMb0r
+        hCq9k+hNPhsSOT3djzI+7V+yPWTzIj5BsIw9J1W4vZNUeL5mqDw8KRO2vX7yAz4SiC2+o06sPOsb3b137Ta+oS24PAcq+z7aY5q9
+        hKDBPOMgaD54o6w8MQyTvvuiMr6JHXy+rtcmP+FyAb4LAuc+IqNhvoBKwzzgm2W7mJcrvexYkr4yvSa+PfHRPuDCQj2vzvU9C6qC
+        PReFez2OQdw+76xnvapJqj6otxG+Fq2DvjvfvzwNS+E8bvJGPhgAKD3OGeM9xeiTvXHpWj5qKls+XiAJPrQdWD4VT749jJ+LvWWO
+        6z4eOIc+0B3GPYo9MD7iI/o+0mwnvpsmFz3MRuE8Y7eNPpv59L7JS10+oSrcPe8jCb53XWe9JxfUPWz3MT7+osI+t8eQO+gAA77X
+        hiO+mrHGPrBL/DxwkfY9QBt1vrBivz7S9g+/0baPPp03pj1Ggck9hTA4PtEkSj5KDIY+zri5vgCJ7D09B5+8zfZkvvEjH77InNc+
+        5we6uw7SHb4jgCY+ZLNdPv7FoT0cxws+8X8BvtCqsr2irAq+mB2SPSfoCj0l/RE+eH0hPnL/JL7qw2k+8A/ivZOier04F+a9j4dp
+        vZt7mb5PVQw+59luvoYKwz3fySw+oc+1PuWA5j1/fso+HahZvqAvo77YDG297s1xPV1rO76T9d8+GqYPvuAdhj4S8ps9mYQrvlbp
+        2L78TbO9Ox8KvUFgNT4vs6s9NG+FvobAg73En2Y+BzmqPot9Ob4HmmI+tjvIPRGMZT4TK4o+J2SXPpSQQTwr6i6+uGjXvXPg4L5y
+        iYS+aMVkPo9NmbyITyO+W/5Nvnq9MT2o6d09g8QCvgU+Dj6PKLW+GiN1vsovwb749Dw+l3Upv6QA7z0N6Dk9lEYIP9uKVz6tKFI+
+        /Y4APlySaL421A4/N0WXPmSerb3FZ2y+kYTNvvAAAz27HtW6MKsWvmePjD5gqZK+jPV+PruDKT6mMaO9fPZGPnAElj5UKUk+HxB4
+        PtspyL0WHBa+KhhKvS2NgL6TAee8s0WGvmSpvz3zQu27+Jw0vuJmU74wXLQ9/mNvvXQZGT6H4Vk+9CuNPU9Qij3S7co+mTKZvtNv
+        cj5EEi4+b5ImvOEGMT6vz4++7pF+PM9HaD3OkIu97UOoPjwsxz2fN5W+KhCtvSHNrr6hOjk9TheGvZIpEL6lAZ49EJOjPvqGIb5U
+        WEK9GkKXvlmxQD6mJTG9pJILPnak8r1Ea+S9YIZXvhqF7r5NqAK+p8DFvavILD5W8CS+F6EMPptsg705TWU+B+gtun4EMD5w+QG/
+        I3lxvuJGyrlFeJ++QLPAvDwxv70oIQK+BTxevRtqkr0TEoC9jucYP+kZ1Tv5m929IQcfPeVNQb2ifVI+ay8wPR/KC78VGEI+XgpF
+        Pu+DP730EQu8LFEYvcvg7z05bBs+ftH8PPbADb6tBAM+JSEPve3CCD+ObuC9IMeEva557b4XKl8+eL2VvMTgLz0/12Y+6HUEPuYM
+        /756l+q9gyTrveJIHb75t3q+b6dHPomPoz4d4GY+3RFNPZhaJ76yWnq9XPRxPvVoST7IQyC+emapvqmFfj2cPVy+EsabvMqxmD29
+        GVe+HwnVvpPmeb3Ofro9qkFWPaCi3L2faIy+WTIcPZftsD28T1G+iVs5PsalZb5gA9a9ochcPccYrL3VjSc+aD6MPqrgtr4cZgg9
+        x0vXPaU4Aj5FIZw+iwYnvfkynD6eYGo+w3S4vhPG2bw2oh09RgZBvtNlnrybmWI+6NEQv1KOATzsa0K+g94dPZ4rhL1Bqm2+AREj
+        PrezmL4+d+08COBbPo6KdL4wmCM+gJlZPjcTxb6RVXI9/XpZvhMjxT6EHWQ9iqvlvXY/g76MF3M+LaSYveOd47y0zim+6XebvqFe
+        LL5TgAW+yU+VvhSQhD6Du7Y9OGC5vle0D70jMFq+/J8MPl1v+L4ckg6+LeEavUKdhD0e4Da+Qc6Mvk7jmD3gpsG+E9rkPraA+j06
+        8q2+AYeLPukTBb3FvrE9bVUuvYgyoT20/U+8q+0zPko7ST521q8+w9tnvgCfOz5ieJ2+Qj+ePUQqTD4zlEG9LQiCPUztV74TSLM9
+        kclCvlppsT1/GVe+0UBhvYSqtD0MQ+u+MoowPdgwYz5kQwq+A2hsPLlvs7wbcwc+FLdHPo/PDL4clie+j9sKvml4Hz2j9rS+Fi6C
+        PkfPBj1FAIW9dNM+PkAwyDxLGzQ9iHlaPaHjCD7gU5O9tnmXvTOmcb7p5RQ9/wOAvjz18b7D6yu+yHXIvQ4TZD2Z6jW89WFcvrEu
+        gj5oO+69EJz1vVX3OL62M0c9oaEVvmPUIT43b808t24BPm0rYj4ZdxA+Pl2xvjElyz7S3Q+++u/nPkmhkjxYDXa9pJjVPCDgbz6R
+        JUu+hrnsvcUDCr8jJOw9CuFtPiSwTL55jBM++jAPvzcBvD5WTqM9/AU/P7j36z4Utwc9+p4VPj5Oqj3CzWu/tcm0PVHLkL5NjLC9
+        WBWsvf+TPT4uk8k8E9r6vtaFUD7qG9C9Prd/PnKDR746c4M+pRe7PuhJJj1tfZK8kb2jPs414T5ItTs8mpZ+vQww4D7ZO2m+b8aM
+        PfSEob2b4LC9sLX1Pstqlz2K6xG+T37rvarftr5TZYQ90gaWPmhjvT79xZo+8MQFPjAaxLxFnNW9lz9JvPP8R772Z8W+sIiCvvkC
+        Vb1VAS++ZmkPvsWOhz7ToOi+RKQvvTimp71aIb+969TivneMeL43dx6+LyhrPL7wmD4X7oS9h7KdPQlrlb6AkpI+zlLHvBXMRz43
+        L52+Hw61vb9IGz9gMuw+6M66PevY1bxkowm+ETvkvL5uD76JAaK+ye2APrC1mT4r3EK+0ISSvSX3WjwlzP69LOucPXIhfb1rKzu+
+        jEtSvX6kjr3u5zu+XZ4dPQP4C74awwa+ZHkBvllf477jPpM+dnKrvtntjbyEedW9SyJVvIRIQb44OoY+YQamPgMS2jyMljg9fPYu
+        PgqAt75Qc5I9Hvd7PjMfhL77waA9x2QIPoc+er4FwQe+mPkQv+0Gzr7F1f6+I8ktvVaZ3700yYq96DtvPkZO+b5d38W9EHEBu4NO
+        PL8IQsc+6ccGPi76wbuS0qG+Oy1YPTXiZL07pwQ+yh/DvAL0Yj6VDbY9cUHDPU1ZBb66Xw+9wgPXPdHOy7yGCLc+9zRBvl3sHj75
+        /7Q+bn4RPudgKz5gk2w9SPjzPd/g1z31CXQ+MVG2vbRXvz4wTvu95nmMPgG5uD4iB6Y9/rckPgJ1Vr7kNUE/xJfCvnnzjz7WcpI9
+        gxktPmwfEr7ctYa+ML4WPlwmHL6pL6W+wVQ/PjS9lz6xAva9johWPVhOlD2zzrI+60d7vqpKur1h4NY8bNQqvgNSuT2Bnwm+HLUY
+        vX3crT5N6A8+OP2zuq7j7T0y5kU+qR+aPTLPND5lExo+iNBnPT4Nn76oJ+c7YO50Pvpt6j5KSFU+A1lYPseyrL3oav89titlvbUr
+        GT5CXWk9bnmmPgzvKr4N1S6+BUlpPoCthz1EkSk+7mtLvqRJwT54GAi+sZc0P/LRIL5muFg++FstPpg1cj4DRAy+cg64PvO4gT5C
+        1xs9V5WtPlUOzT1KPhU+uqiXvdQ5NL6aECA+YfaCPVfMcbxyB0C9A/9WPgjlEL5iZpu74YHIvR9TXL52Roo7NjonvgWhYr79Qb6+
+        XdQLPxmZVL7UX2C9ytT9vXeOdr5hO1q+3mOZPk6P2r55GYO9IewQPzlhjr2BmBa+BqkzvvzKKz5ZuI++cnUnPo0I2DzEIJm9uogY
+        PFgruj6vU4I9OeoLvCqykr1R4so9X8B3PnrSqL1/iIw9rLwdPcJg2b3gxq4+5cObPitAyz2AvoK86b2evesJzb43Z28+fFp8vkBn
+        BD193bu93S6GvUNeib4JSb28fqOBvoB+1j1AADQ+au6aPviFaz7M0Qo9I6PhPQePXb00qWI983O2u8Auxzz/EkC94ffxPQNRej6K
+        l7s9q3invQIxlL0hxxG+cYcGPsde97xtJGw+aHkLvm+pAz+Y0I08AJpSvgVgjr6uN309qKi6PjcrmT1OthM9bzdHvtLPPD68YQE+
+        STLmvUiOeT3/m6O+Dwbrvg8V/L15oq89jyTCvWDBjL5QPGS8c8aHPcIJUD4V4EG+k4yzPS+GBb0Tb7i8ZRUjPvKetj4D58++YCN4
+        PVIT1j3lT5k+B0JivWtFoz4QVqk9g+gCP05XET7hsnw+0RUXPr8uzb0TszU+wbaRvnZNQT7NViU+okMUPhjTZz72k6A+n/43vRFs
+        IL/pEly+8yGZPu9HUD6AUjg+ewQxveZntb4w/Qq8X4mYve2jbb4J47I9kPXHPf8fTz3pbRg+sDQXPjgRcj4CJUo+csSbvl0SBj7K
+        DYw+tCT8vVIYZj08WhE+EC4KPubX3D4Lu/Y+d/xEPqlgDT4mqyK+Gv1CPtBQiD72JIS+GQfDPhkLUTv0bH8+/fwHP3HurL7yj9s+
+        3mdWPXj0nr5uJLY8/Z6HPsTRlzxA0JO9ACMNPFcp9j3IOLe8hzeaPew15r6i3Aw9nH9XPkiBhb6Hac6+YBe4vq3aPL5MagE+pHeU
+        Pdbceb4RSYQ9jkKKvt+x5D0G3pq+FaSlvvB9jr5QpeS9RgF5PgP7b74xP8o7mn/QvRU9g75ysC2+a9ZDvngUx759IA4+PPF5PSAQ
+        +D2YdpS+WaOSvlvTVj5jcDi+66oEvFWgz720e4u+PezsvvnKcz378au+TnwTvRgfxr1tdxa+geuJPm8SLz4pArA9CgatPZtG5761
+        Bhw8Q6j7PSKLDT4p83a9w0ePvTRtPLqXPMG9kFDPvZv64L2fCnq+9Y/MPDTLPj33uI0+ugIKP00+z728AAa//ZG9vfdylr5F+uo9
+        lnlvviyRrr7kT9K+fia3PmL1sD1wWom8cqV2vs4l7Lx24TI9W7gevo/HiT5tGnM+KaWwvRIwHj59Th++rzXJvLjZp74IlU08r6vT
+        vvhuGr75mQc+UexcPvNscT0ItGq+JvwCvnb0kL6coqq+OScBPimQm72TRLE9IlDNvVj44b1dj7e+IcPXvaBZK76V69U9AMRkNTlY
+        fb6mhdu7Q4TAvvEW5r1LsBE+GETiPuORmL4teQm+H1Nnvigisj4BFeg9lNErPACi5r3Np4u92WmFvDaw1bwQ2o+9s4cLPxsTaLx1
+        Du68ez22vjolAb8gijA9yC+dvmDHFT4+0zi9se3XPfnRTj7IluA8ke+9voSuUz58exE9ugIxPpwQBr/h3R0+e5VvvqyduT1dd0A+
+        Qc3CveJV673Wkky+RXgUvlnGED4vr5q9dQx3Ps1rgL402Nq+Fr3tvYq2Mb5x4OG7a27tvHuogr1SJ8K9blymvKfOv72YvT++XA4E
+        PlXzfj5qHQW+RzXpvXU66D4gdCO9CdjevcbfJ77HTPm9aNsevrzqej4iu2G9/muuPqb9hT6ecou9FCOOvifKij4uN4I+honMvSYI
+        g74PmC49dQgCv5lDAD7BlxM/K4smviAALr7k3RK+3G+5Pv7R2r2Foa28AMEQv9KBTb2wFL+9t7kNP1KuDr+pfxe9pYdEvmSXs70M
+        KDs9nMcVvRHxmj4yvMK+p8+CPiH9hL7cU5m9HDjrvKUdgz7T1lU+3uPPPq/gfr5yq+K+uJ8mv0hra74KE1M+sKTSPFfgPz21bQS+
+        SJghvahfYD5s3d2+XmbHvvzQcT1YGbU+7p91vdVeaj2XyPA8eViQPi7qhD0bBSk+qJsZP7Y6jz58G4c+hGmsPeIHvT3o2fu9eG4R
+        P+qt3LwCuIw9W9YKPwnQtD5luAE98Vu8vnsaED4KEga+tjo1PW9j/b2U6XW+svIpvlmLbD4x+rQ93diivNHIPj0bcoQ9rcnjPutE
+        5z4L7K09lbA7PuFlSz1ZMKm9qWZmvv64x71Jgy++i/fKvof3OT73JxU+oKQjv1PJuT19ZgO+V5xBPv2kDr78LxS+igUcPvLh7L7e
+        h3M+vCnjvSyKqr7EodU9qZukPm5/mr4hLuC9tn68PWfjmz29Cig+KakmvmyBN74JwKy9ppJ8Pix6+jxz622+CvGMPKV2yj5Nc58+
+        kns0PqgFp75XfUE+LWHQPVCWJz5GhVg9fE7HPu5rwz7UMcw88CYEPVlHNL4Dse694ogIvyvHXz7qzag+Y8ravF16Br9R/Ee+KIW3
+        PoZ2Qz269ve9ULKPvdlYw77/IbC8UjztvR/qOj689ky+PdqLPj3PyL0fhkc+uR9VvkBu8D7Pkyo+6qW6vlz02jwNLOW9Wn8nPlAL
+        Mr2y4CC/E1aTvi1sWb066IA+CsS2vgaV3j3rYbQ+SB7MPfub7DymVRg99YaJvRDSTD5zRfk9t+QjPuU8vb0SmSI8lm4OPowPED8y
+        y6Y+w7VrPB/i3z7KKLk+FxMXPmnicb4OdZs+8l+mO+uEFj5OBK88VS95PmkptD1gNxu89d69vVdNfD4tiL4+YzUKvQp6l74lo1e+
+        ttKUPRqcxr3F1bS93uD/PjeoJr32VQI+ZgedPsik9j3ZAze+pCKrPdjsdz5Geh29hLx8vY22qz1rDmY96f5vPqAuVb4bfN2+vIaH
+        vgFVir6mAF4+U39IvXcPfL7rolw9k46MPfRGmz1a+aC9eucSva5cTrs/db69j2tgPY9ELL32yCm+E3kNvhPZbz7r94I+Az1/vFuo
+        0D2Sok6+HjBuvjTmxrwRuZy+aBBBvhXl6b3sUdO+tcYpvZRhvb4O7Gm+3TKsvsX0n735X3o+Kj8nvlVlZz3d9r++ccYYvg7KeL4N
+        BYs+Gmd9PfIYkLw1ebK+57NQvgvCzTwIkzg+4Df8PHEs5T0meda+t6ckPl5vij43Jpc+Kfyyvtq0P76As329cJJyPi2dhz4QZ1e+
+        skKRPgYGQr0d4Ag+PkU/PrDWYr7d74i9uH95Pr+QDr5l7Me+cz+bvNNRKz6Axoi+z22ePnZ/VTxcZtI9JWzbPi/G6z2Qxmy+v85U
+        vRFFTD67cdE8eFxMvvwrvr3Ihg2/IkE6PmNH7ry/dLA+4gyAPRwRnD5kajS9zPxKvrK3Tj6q31M+gt4fPde9ED4QnyW8rNXzPrdn
+        hT38GIk9F5f4PVYdNb6bkUQ+wq2Tvbo27b1QuRu9iVepvcrcC75veh29Oo3CPd17XryOjw0+yfGevhinRL4VwdG9i2d5vsqMob4y
+        wiy+EXorvgN1Oz2Rwi695kC9PALurbzM2g47jmhVPirCgr6uGE++vy5EvdovjT4o1LE9ZUBfvns/q728iKU+d334vXqYFj7QpQE+
+        LbS4PbnFT74J/3c+tgo2vd8hAj1cVKq+hVsXvSsU4j19nGe+d6lhvSt7Ab6T6l4+cbBuPeGe7L0TW58+21OfvjYfXb2AiJa9HD+0
+        PiWBsbyeYLm+VoGNvh+vEr3fGkQ+zRaFPhubCT4zVLa9/j95PUg0Nz3b3Zu9tcbSPEac4j104J8+8Ze4Plh3Wj0fwgY+ExjbPid6
+        WD6hWO0+q/t2Pu4jLL4sxKo+VY0/vVrgMD5m6NA9ZGKFPtZHgz6KBCS+7avavcuCjz1IPik9cokePvIui75reJe93lGBPUn3G702
+        Ila94qODvl8pAz/f/5o8Tj7kvnlELT8T9SG+uNcVPnMYAr5ViFS9QCM0v8EoyD64WkY+9enXPhYji73KZ3y+6qykva27R771FRe+
+        NZWQvtMA9T4PiQS+IJtjvdz9871HTIK9Bs4aPhCl4z7OBeG9pmANPr7aVr4E8ei+IJKmPiU4cj0RLre+7NPNvk4GDr66wok+5rnL
+        vjoYer6++UU+5yJovWe+2r7quae9Yq79vRmuEL/oL2u+uBulPDfSdz6UybO9Wq4ovpNPoT5S0jI+zMDsvrT1fb7LRk++7cUpPsq7
+        +j4X1++8ofRWvolAIz1Hz5w9EndVv0cxvD4qr6E8/nOJPuKOBb5Yde08H7MsP8ZJn76d88C+n+07vls8jL5wBvi+QDV5vj3Tur6i
+        lxO+fxXhvWG7+71SMsS+DyJBvozBo76HR8i+wXqKvdl0dr7NhnI+ebE9vmD+EbzEtoy+hreuvmBfpz6V1Ak/SSFbPUwoTz4MlSu+
+        zXoePqUKTj5PAwm+7JMJv1q7Wzuthls9esgkPpAnErxgNDa+3NwWPjDf0b3AIR++oYt0PvPzNj0hQYO+KeurvgmCsr3G8/09KsZE
+        vn7XSb12XpU+3cdMPlKcPT6aMd++Ko/tPQoyNb0QEYK+u5Ryvrcu3j1V+je8mZJYPs6G3L0zoGo7ZtbeO4PBzD0fRVW+ZHOrvoXd
+        jb1FEpI+2QomPrQlkTutdd0+ApR1Oyv3h76FaIQ+kmZyPgY2FL3LQlu9pwrnvdm4Pz6TTfs9gJHYPVToCb6G6AC/P3zdPkvnhL68
+        tz2+8CIGvJXILL99irM+FKFNPw7F1LuV8yQ/w7HnvkbszL3Vhsk+r8oiPtqN4T1qdfW91tuCPqp+V74hjeM+T9FtPuQiK72U6d69
+        MgW2PptVQb7buSq9aXmyPhpASz0LBxG+JmGoPfPYMb6iUja+WliIODwmEj7z/ZY9Ql5hPsFqYj5gj64+iPBcPh4ZbL4REdK9Z2Es
+        vkI0HDxU84A+MV0tPkEBuz4tSXe9XanjPrlYkz4FcmG+135yvs68Rb4VdEE+SozivNUHmD7bT54+TVj6PU57kT6EAmM+/2wfPoyr
+        Vz7qLHU9zkcZPu+Yyj76HEE+HJjmPXNlPT1f9mi+bgyAPYacab5pc7q6KGigPqQkTr5Kefq9qY1+PkJy7772peE9g5IgPrpTqr2E
+        8VU+R6W1PQqxpTxnKA+/4KpovkU7xj5QWIa9DlsePrfQPD5fnXK9OQ9YvKr2Tz4GGf49S8r9vKtxeL7KHcC9j5W9vtXVL77x84y+
+        IddSvkRKBD4nGkK+tZIaPrKN2T4HY489ipi7PTdoeT0ufNw8LuRDPS1Moz4PaBY+JhruPRRT2T5AX4g8QWaePtOCKb05hl2+STce
+        vmOfw74pgwA9R02avujdIr9bUzi8G2+kvhMtYz9/9V6+xTynvvQdlj0Wse69BnyVvcUMdj7R6ow+ldWQvcXURD6eLZ89nYYBvRtF
+        Lj4G3iO8c4cMvHHsJ76jfgq+r9KBvZ1ljT7+UJM9BfPEPCUBLD6O1YA9oEilPjmVHT5URIM9ZFervcWwHT7PNt6+3MdGPlIG175C
+        yLS+ZV1ZvVjSYj61K7o9ySauPV8w0z7iun6+scC2PQ88C77/WCM8HZYLvsdIV75p27Q+Z0uCOxMeSL6tcAI/kM2Avv/2xz3jh369
+        Mypyvu29qDvvi7a9dAxFvlkQLD0Gtr2+Wl3HPqVc0DwObhG+jPyfvqQILz7BtcA9kbE+vk7ahb4ph1S+l5r2PT4J8b6j0Pe98CQC
+        PsQ+fb4+Q1g+wDCcPsUJpj1+eS++hqsOP3Gnpb32lGs+/nGrPJBSu73jmkQ9tqaavHvvjj4y/as9GaOvPQn9Sz4WOAm9wjAhPt4F
+        1T3tYeu+tVe+vAqJ0j3bodA6aP3xvpElMDseCq69lzMAvmqvN76wbNW9e2pIPkOJ9rznh/6+Y+V4voLr8r1j92a+HbMOPmFghD2g
+        /7y+5OanPLg43z5jWSE8c4Yhv6e1KT64Cra+erI+PDRseL4mVQ2+zYWovZFZSDzY5Ck+ZflAvkqwoD1s/Jq8J1YkvhsA4T6TKaw+
+        Cn95O6i5jD6cjlM+nGUDvGjfKj59vyI+9WZ8PjdpaTt4GOM+QFudvFFZhb4EzDG+QVWRvqP5Q75r9wo+vRAJPrjQlT75TV++Pnjf
+        vXciGb/bn5a9SttAvlQ7Tr67ZtQ8KF+PPvpTdD6xzT6+I9O2PfBeoz1qc8O+qnubvvC+uT4YnXy+byXEvk52T7wytHE+jnyivTa9
+        uL2mIZA8lKBdO6W1CT2C2Y8+kdiCPrXKLr6rDoY+kgCqPsmPOD91PHg9OG/gPZSyEb0rSnu+NmSZPfRSej0STkU+YvO3PheixT46
+        hCE+LJ4CvjdeOj28xl691d1LPt36zj7RFwi/RoNfPiP7hL1WE90+YJm9O4uJNr5aj6A+PVi6Psi8ML3bAP++wh+YPkjD677F8uO9
+        LKe7PYoJEj/5VXu9qO6xvjTPBj4Voju9Tci3vnBsRz2F0Gq+pHGsPhS6n76XijK/0CalvTxnsr0WmAA+dJvBPVh3X72z6Ry+7FM5
+        vGWtiL5Xje29umgTvB/Jsr6jfg++mO6Jva+sq75EeZ69gQLRvr2HGb6OP6u+MnYXvcHriz7D3sI+vcaAPscEGbswmUq/D+vJPRJK
+        mb6NzJg+fjXavhlhmD7p1NQ+1JK4Po8u7DyaShq+gWPlPmJ4jD3gqKa7OXOFvsCF1r0ghpC9pf7rPd3tVj7Bp4w7Uv6Vvv68lz7K
+        Ymm+rT2IvhiVETyXKNW+NjiYvkMt8L5vnkG91fqlvhr0Ib/G8qq+7M2wPildXL1yhVC+og4bvbQzAz5HZDK9tCmTPR4pBr6389a9
+        MiQIPovS87zuUaC+AK6jPg7zqj5b7x472lNCvo8fqb6yy8y+u30zPpcbyz0K7zi+6NsRv4BLS77Eaii+M3GwPTVmH77lOaq+GXq2
+        vFiGB7yB9449NWE/vrw3Qb5KZ5E+D9cEvVSDEb43gim+m1x5Pj10Rb4hf7o9DwiHvZvLDr6LQsa9daUevirUjbyPMpo9RpxUvvb0
+        QD7zE7M+uG6OPgF//jy91uk8YvU3vv/DPD0WdK4+3UCyPnBpXD7Nwbs+yadwPSkQKb5lZTC9XktzvjaVFj9lowA+5rMjP5+D5r2+
+        tGa+MENTPsRPsj4iLii+TKeEPpyAiLr/QKq9hXaoPmt6/T02zpu+3CpCPtTNvj5v2p09BuzBPboibr6352c/ort2PUEQID4iEJC+
+        ilNwPd0TIz7OZSQ+OaI2PnlzpD1XVNM8K+K0PnbWJD2r6Q6+yu3JvBWIu77OfUS/7aoyvk0I5r6C5G6+7gWNvuQxEz562nu+v2sO
+        PeYqIr91g0I+X92uvuuQLT8k8kC9XxJ/vva6YrxLy5O9JxkLP1LElz74P70+nFjZPk0FhD4rtxg8o3Shvu5P2T5qDI4+vLKTvYjI
+        UT7wDMe+VPOFvmr6wrxmste++WEVPC+6Rr7egPs+r6lTvgCNTj7dHr8+7e3kPRt8s745y009s2iPPrs4bb5Ycq68FprsvgWTCb98
+        QCA+ssSevu2RBz5dwPk9zMTWPoeSE76fSQM9GinxPStFsD4twjo+dBYEvfXNez7yuBC9dgRpPifBcD0dE2m+qs8hPzw/xL5x85Q+
+        tYh+PjjsvL7yBoa+LqCEvMN/qr7w2EI+aXWcPjBSS77/8zG+lpgOPhlPOr5NA1Q+wfOjvl4ZOT2jpM++dRwOPUnX+r4RMYs91iea
+        vtLe4Dwg3xI+1fIZv4ZXw76csjI9IORCvp7G2LocdsW90BkOvTeGtj3/jZO+FqD1vGAIvz2/y8M9nVevPcK30j7d5Qg9Ska4vQA0
+        qL7i4QY+GQwHvtab8j3ilAC+Q5Y3vemvOz4dsfw9R22dvhhUrz52Z7q8EzXQPV37rr4AHq0+pN2BPSTKkb7WbrU+lJKaPk7Koz1h
+        75y9H9EKP/v5gb7QtpI+2KHUPp3DNj4DPbi+d4ABv4dYqj2Soe89YHEovTFCHj5inoe++QsEvR1msL4PK1M+g18lvtIwO76+Uiq+
+        KOgIPpnlMbu72zq+BcWqPCcTcj6xFnY+exw3vov9LD9KL1K+yh2LPmF+DT451k8+PWKXvjP9jT7AXO89byJVvt5x4r5yO609WVgF
+        P7rEWr7LDL4++O6Nvoc40z09gJm+2K2pvJ0T77wbyXO8VYWKvZ8d1rsOggI+e7hLPc9W3b0yLI+9xHBKviLwvr1wEsO+q80Bvy2m
+        szyHwZM+SrLWvvVFNb7Ftyw+auiEPvlIhz6plKY9ZtqPPuB4bb1iigS+v2mBvbWv/74dA/o9KItSvLodwL4YxBM/5xS5vtzonb6t
+        tYK9b5CEvng4Ej7NqwA+nQuHvS8bTT1GvbM+5oywvVXmFj538G6+ntKkvsLCWb3pF+o9ITgHP/il4L3o5d0+JQ33PSNTmj1Rida9
+        NFhEPVt3/7sZe5Y+Z/tHPhyjkr7ZAmO+L3UNP2Z/GT68dvY9oCshvo4wKr1Q+Ku+1WcPPqN5Y76VX3y8EKjiPfB/Bzxhq7u9s4uQ
+        vokzib7bpRy+aKNaOJbMhjyXto48NWEOPjXLPb5d34a+xQVPvmrPGL6yvhK+jcqhPh9urj0lCEk97Ug+viVbAz6rKmg+f9ybvjCI
+        JL1YQPK+JrQwvUh3ID9hQUA+W+D9Pt6JCb/+7NU+wFHXvmtVu74Fxjw+toVPvukUkD0o1p+++n/5PlOTIj2oFe09rbfAPtoBtL4W
+        Kos+WfW8vI+SEz9pyIW+iX4YPygpYT73Zp89IMwqPlCVwDx9GgG+6/eTPY9hHD8naxW9ciMoPvwLtj1cpfA9RRAqPaqubz1zzY89
+        ZoZWPjsWnD5voYg+EliePolRUT4WQXU+ApivvFGxqj2tjIy9GIyovLV3Kb453cO9OfltPixZ4Do6PQ2+Q1iXvlb+Tb6RX5O9VL7o
+        vlcxSz4+bYG9YguMvqo/oj2TY7C9X3RFOnjizL7LtIC+JlMjPvM71L40UW8+0W4fvms+Hb7mPxO+DryJPe8fPD6DLSw8jCdzPEw4
+        pD7Lp+K8R+H+vTWrAr6YVNo8qeXQvTQB9btf1SG9QHcjPpY567xuf8K9sdjru342nz7zNu2+0jwePlY1zr0FAXC9R5w0vtHwj76L
+        BD2+f7JbvfmIWL5hNAA77m+8Pp6NFr55O629iB1nu0wZ1D3mTwm+t9HuvMsKvr4GoSe9orxwPppmd76rH7W+B1JzPZFClr4+l4W+
+        +3B8PmFffz2vaD27TA1IPt+jnj0EjXQ+wWUfvsjJgj5nc7I+Ru4CP+c4BT8F05k+5NCzPgRUFj0/TMA80I6WPlP+P74GZL88Z+fb
+        vU2uhL5Htau+s0biPhNrC75EqbW9ahkVvZF0ub3ygJ+9cKu9vVyrSz5UG2C+gb68PglwiT3eVvW9gaGgvsZkhz7Cutq+OLeTPFuL
+        yj11KH++BBxUPnhUEb5WbiW+P+oEP9TfAT8K5hU+p67AvjfzrT1cwZ4+bJY5PsexQjrmKTy9ApCKPb2EmD5zRhq+4GWFPrWUDr/X
+        OKC+/1EKPr9Spj7XgIS+z6f8vfkgKj59yBG+VBKTPjDZ6z6ML5w+UIo0vgS6uz7Prqi+fYGlPtwhKr1aqCu+NO3hvVp9lL452tC+
+        EcsYvryWfb7dPdC+civDPgcamL4zmJK747UxvsHRHz4Lw8I+afZkPsLsdD7GJDc++mcTvhcuKL5tDGC9g9auPkI/4j0bjjM9czfd
+        u6MxYb4egpg9Ju6nvmKziz7i6DK+ikanvn9Z7r5Esdm+lVO1PSpqur49Mu++iFwQv5VU8b4plAG+K9KPvtffFj6RrBS+8acfvvBl
+        Rr5crwy/ueeSOwqTcz5TrS29R8kLvty2J747KYy9chmUPCSTbj4haAo+V+wBPET4eL4w1u69dHEFPkxBbT41kry9lkYUPotlw7sM
+        bXO9VzHAvG9fw77Mz2w+l/mHvjARob5/c/q9I3BoO3Cuib38HVI9eF4xvlTIZT1uQhO+U1i3vhQZw76hmvu9Hl8evt5GBT5DBNu+
+        5+gcPrryHL9cIxy+SpaOvez7Fj4pUti9uzgFv37FjDz2gAq+9r/WvU1RBz80QZe+aQDEvbRN5b3+qPY9rhSZvmcZfr6Jwk+7qsos
+        vtTGij7f0T49LrfhvTjLsr7vUTq+S4LQvf2ZCz4DsbY+g42wPTTAVj76pIA+qyKePsJ7Q75kMiK+6NxtPdG0lb5O8Og+l9bSvYlq
+        7L1LAES+2cZEPow8pL0KD+s+53kOPhXO3z7F4sg+Pr4jvub0yT5yyLo+SO4BPs8pyr7U2FW+WCVvvd6ATz5Ywoq9jztwvilB3zwE
+        GEw9YIpNPnNDAj7b3ye9ppOuvv+BYz7OAkS9QseSvhrOXT5b0IG+KAnfvnjXqL6vXBw+H0RDvvUahr5+tG4+SR69vixUzjqMQa8+
+        m4WJPgCGR72aDAY/5saSPm7J4j5sE0s+tN8KPydcmj1JSRA+tZ1qPt/s1j0o1tg+hDCkPs8GgT4h3ea9Rii+PTLZyDx3nni8FEyj
+        PYlDsb1LdAI/yCp5vUm7YD5qaZO8ULvVPEobcb2AHve8vLvePqi3x70dUnW9o8pIPrsYxD3J3Ig+xy5/vqMjBb/QpLe+A0JmPqX7
+        cj4ZOMQ+zOgHPsd3H767upI9hFeaPvT24D5Fogq/LFaUPjELqD1ccPm842JuvfdcvL07SBc/4yuFvtylFz0pCYe+9QKAPV7hrT1r
+        c5Q+7BrLvYYJnT0c6Q6+f1Fdvpjzzb1jC2w9BMn8vHrawz3cOaU97cyePsNC+D1xbrW8pUTTvA8YCz/JtBQ/bPLcPp08Sr52XxE/
+        QAUjP2URWD673Pc90Z7IvtfzyD2DJKA+tsrbPfluuz5/2/K9uOMCvnwRET2p7D489cqBvKXdvb1ry6288VTzvWjTtzxTsB++lMUB
+        PuXF0D1btd49I3y2Pf98Lz5nsiK+Ym9MPsNMMb62y72+cc8nvp7r3b72ule96+Zrv/nHg75/uSi+vAI+vm3xXD7NmIk+W7WFvhqB
+        jj4inaO+sr9sPbgZC747GOw+SEg0vp4nqbzxt289OCMfPkZJuD2mtO679JL9uvWeNj6wV4A+3Ye+PuW8B740DrG+XaiZvE/8Er7n
+        ZzK9fdCSvhW8Zr4EM06+780Qv7wZer1dvYm+0mdyvbzcD7+ub8+9666Kvp2aYz6MN3G+/KSoOwuYSb3x3fg+UZG4PoaDsjzBdCE/
+        tMSJPjIoWz6eNDo+6ym2PsKcUD6nDn8+ztGAPt5wMj7VNGI+SmBAPjX5zz4j7/S9eCZkvliPtL10wJ6+A4mJPlRnkb1Qt/E6KzKG
+        vvK0sD2sJja8AMasvTKLSr2Nlqe+pWasvsdIHz2lbJI+SyGHvtqIzb7WFu+89WeXPuhHoL636XW+epvCvq5Pnb3CpfA8mlfdvsgF
+        971PUbm+T/Pbvsl6ML6Re6S+VT9yvr5Zrj2USKU+bolePmXjOD5bZ8S8S5/ZPWT4gT0otUy8hrjbPqBhlD0GK0o+Oz0wPc55C77q
+        HKE61/1kvvA5wr0AvLc+lAF1PjLRAL5miCM/StlvvXzNKD75k8o+s7JuPpHT2L5GkXm+eUnZPm1ss70YfMw+wY0TPNf6Jr/yuow+
+        pJaTvtxMFL68vLk9Fn/ZPrrVlz50oos9vfYrPuvXTz5v86s9wCqTPf+Smj5c8r29I1HYvYSGT73I6Bu97kR9PmhYt76zys8+gq+m
+        Plqsuj0TpZc+acQTvmIbxD1GTFc++KfbvqK1ir7PZDg+nyIRPo69YT7C5/Y+8uBVPd2ECz5jKFM++osQPrjnrD5Gac++b8rzPkPe
+        /zzhuk6+WfT8vuApKz/3pze+ZH+8vbHqtLwvxDK7nb1WPePRHz/cnWy+wlJ6vtgdW70Av6U8HoF6vb9iE72LpZw9+KSMvTdoWT4N
+        yg09zrt/PZadiDyF6xS/tL2BvmPlRz6U5QE+9aGCPOFSY710tsO++qv2uRsHsb6o+s69XMhfviFfBT1LCl2+4ny5vdXvFT74M4i+
+        OrHyvkDF3r2rFwS+WzIOPZhKWr5w4mM+RW2rPZdcAr7E5pW+rgu7PrBWAr5+iBG9vPytPSs7Cj6g8KA+BVZHvkKnwb24QoK+ZSpM
+        vn2TzD5CDJa+/6+Jvl8xnb1VhOK+Y4hHPmY1Ej2VbC6+j48EvhvkBL5e756+btikPBAWJ75KIti+pUYVPih8sb54pAS+hyVavhHM
+        gz3oRTg+Yw3SO8heSL7k89Q+aRHMPe9OWT50Nny+lMSJPkRnyT1w8Fy+gFc+Ph39sLxCLym++mtJPVuMTz7vn7y9sPBZvrrXyb3T
+        wn+8+dpXPdR68z2N6vG+18/ivpxdjL4gVYM9QBcZv/mzlj2ecBe+WuJAvm7W4j2uLqG+V5XLPjdniz63AFo+m7D/vGMWEj8ONYk+
+        EyO1PkxXbb6uhL0+eaSmPZ1j4T5VCVS9ueKLPQOIwr42eyk+aiJtvVK4OL6DWiS+ju08PZ7Kyr4fFdU8gNe0vrq3vL5mtYm8DDMo
+        PuIqbD7HauS+xCkzPlYVBr+xQ74+SHIPPzoMZb20n40+mgu7vCI6tj7/KFG+we8VPxUUID5ocNW8ybs+PuZUkj6mhRC+9PVwPuAV
+        6j068sw9UpX/Pb7ZqT4zDs0+9n+1Pgxciz1rtw0+O5SbvQOElD4shqU+lfhTPnmyoz2Cmdc9eMmnPST5PD4rlHo+fv8tPqEDED+S
+        tte9hU7fvZjGiL4tX6u+oxkGPnAkujz4i9a+3u3Cvlkdqr5ozeq+p6NWv4VOqj0lQsm9gH8Mv1XTVb22pyM+0jfPvaysSb4t2wW+
+        3fohPyrZFzwmkSA/q6bzvtYm2z7kxPa9HyEZP7wAMD5Rfne+xV+5PXXysDz58go/ynKbPZG8kr7aQdE+ILQOv28PuT4++U2+KXti
+        vvh4LT3elDy8Zm+Vvm72gb6E+t2+fXfrPbT2BL+1igc+EB3EPgWuzT38ZB6+Lbv2PZmgBD5Z8o89uK4UP2F82ryeiGc++DO+Ptpx
+        2j3WXgW9UTF3uj0Slr6IdVQ+vkbpPnlELr7z3YY8DziPPinwCr59YVa+IFp0vophZT73ThG/gMOzPj3+2T5FWIs+XpD1vjCd7zyl
+        Y789i6WPvmPT3D6UoII9/wiAvongQD7lJV6+5qq3vlSjnb7GuUO+NZAwvmBsoby1KxO+IUd8vmpqDj4QV5y+Y9vTPeVzgb5mdoY+
+        bJc/Ppedbj6QPdi++Snxvb5IoD7tTw6+g19jPrcEbL60CKw9m741PlPuSz7xcsk8XB+5vQfqV76pccU+ebFUPmRL5709P1y94DQK
+        Pnoezj4gdnm+sg7bveHlmT20MwK+5YyRPiKVtj1g7Xu+HiaPvA4KV75HOZU+f67JvYXk/z3Z8iG+gcLCPrf+hr5kR5K+pBa8vrEC
+        hL5gk5k+3qxkPr9zy7684Oo929Gvvrrc7L0aLpS+tWpSvuYoir6X01m9ib03PuFivjxvzPC9zTCSvgiRHr15U6Y9MzXsvoHaZr7d
+        al09xTQYPslZoz7t4F88WcrWPa62rb5e8eo9W8bbvgOgdb6btOO+tdgLPyh/ij4jiFa+0vZDPpREbDx7M9W9pZe1PIRviT2eAy++
+        RIdwPZy4Vr6w64e+3+B9PsUCHz4L6H8+G0eKvBhxJb5sKWC+LUOvvkYVeT6D88g+LRe4Pac0Ab73rMC+jq5cvtCRnz5xtoK+yn8d
+        vhrw1T7iB5++pCQ0vmdqxT7zE8O9o28lvmy5DD4NB9O+DkFEvGsbNr75JEO+pzenvBZhlr2WmoS8UM0dvUpw2D0vsEy+3D7uvQ8g
+        Vb7Moyo+ilWMvvF9zr6JWBa/y7cMPm/8C77tsxW+Q0rjvpwpBL7QEoM+JjkBvTttZjxprOs+Gt33vY/Nj72tUqK+UXKMPSnrpL0S
+        yS4+C4sCvlLah75RdY++9X4Eveo7LT4aGlc9E/GFPkWTh75pHTc8wDMCP8roAD1IIKu9WsflvUt0Oz5lc5s+xKdePmATxb6PRre9
+        +AmKvn3bjj7dXFI95OYLvjp0iL5oAqi9DWQLvwQ9Bz5oXyU9so6svt/H/7mJCAc+cjm9Pr3jND5LHNo+i8cev1ZFtT6y7+k+YYqd
+        viE/p7zP44u80MjEvrm35T1iWZs+OUQQPDnxvL3hvaw93ViUPvM3or56Qay+s1icvpNP1rs91hy+5xlpvaHIVL5JMYG9+nmvPpdm
+        D775zak9tcK0vBxa0jzpPLS+q7TFvilMWj7XVDe+SreXPQr4dj7hGb8+xbOqPhmqsD1uhxW+j/6VPsnC6z4mc8i9MaZHPrejqz6O
+        4+M8ppclPlZJeb5+HtK8Q3e/PV4RSz4Zqu699VtkPpVcLz7l95O+OZZfvujD+b1ObNW901xzPm3wxrxTQm++LovdviTuDz6g7aw9
+        14+FPqfR474oSJO9MYgMPoQ3H71FqAW+2UQNvhCVLz772mg+lK5sPt+8Zr4ycJ6+wocpvlrx770mjAi+zOdVvttR0b76hRy993Q4
+        PgG8r73qrNq9rxzxvvGA2j3k5QQ9kekRPrOxzD5kz6G8R1WAvR4Z4D4guuI84m/2vUYRvLwMQIE+hAoxPqs1+T6r96i+Ff4gvyUH
+        9j2BRRe+jCK7PvpDgD4oeog7TsTHvteoBb95Hwk/5eZPvnYr8z4EeTY+XVVxPngMsD69lO889W3lPqi5Vj8zdqs+z04hPvhTkj5R
+        j8m88re0Pi0Rzz6cYhQ+/fS5vo7Etj7JSYA+EMQovkfFl758xag+7p8OvfkN2z2UuUs+ZNypvqJqYz2Zmao+dA9ZPgg7lL4pxDu+
+        roarPgbxXT4aakc+Z1pmPv1Z/z6dskm+6SQNviEjM76bkuM+GIWqvi0COz4AUTU9QIv5PSGLmb0SVtc822GDvgg/7j6Ka8E+kw0w
+        vRTgsL3GmM++2GUTv7YhxL45DCg+FHY7vovwXb7mIiq/njMUv6z5rj6ChQe99/t6PuO7LTz5eOM88XflvpqGZL03kPC+j3uOPN6p
+        RD4kuaU+zewKv0Ptyr1nZ/w9XHkHvhKrGj7se54+Yww6vsAknr7PxZW+3QdlvurSZzpUiIE84A/FPruh8z0LLXC+fPdaPjkHQbyD
+        imM9LNsaPZuRhz6kFZK+nxx1Pg1jXD+o6PI9CX+8vXUYWL4HPV8+EyD/Pkc4Hz4MqUa+OiOlvpl+DT/renk95r40vqxiLr5ik0i/
+        sxFWvYgv+76Jype+3mCDvpQ2R76l6D2+JSgjvRM50727n+y+IOKjvESP+r2U/AO/5Y8fPqH30D3YAfK5MsTRvqrzTz5Rm+o6fnU6
+        PC125z0boGq9SndOPkbnAD7yg1e9DLwFv7pPBr5dUTA/cC6ePQgSjb7ky+C9TTCSPbk1DL/vFVo+CM2SPgkkjj4GLbM9nisJvmDB
+        lL3H+/A+8VK5PA3KEr4Olqg9JoQMPz9FrD7NdQM9e7yiPVJhYzwatNk9X44KPwADBb5KrAG+u2GuPli5ir5SlJ+8h85GPleAwL53
+        Dbm+33Davu6MUD60G4U9JfkAv4Izyb4qwDe/XyYuvhDFsL48JUA+IBaoPpisLLxRDce+A2KcvcyFJr6dy0u9n3VqvJqZUr5fJ/Y+
+        6sWBvetQH76yHCu+f1ccvi6sYL8YHaG9M/TyPTR3AT3inKY+RH4Cv9/2qj0sCNg9ZvLovkjqh7+xB2O+ou5fP6GAuz68UAi/ErEg
+        PxV4ED4uaLm9OuWWPiN1Yb79s9y+LhbPvjKsEL+DXFI+/u0BvrpdOz7KIRy9RRAqvuvnID4im1y+E4q9vtnlAb33pim/JEY2Pq6H
+        lb5Yp06+ZEO0PhAhzz2AX9m+9HWTvYgcLb4sEDo+FWYKP+kwrj7KcUS+FQWBPsXpJD7dzZq8ZXjwPkLiKz/lxW4+1FAFPvexyT4v
+        R2690ORCPu9FuT4B5s6+hR/GPeNtdT5Zjik+uYLDPbMixj088oc8mDQXPsFr0j5P4QM+mk63PW+R7b3IBti9kYT6PhG8OT0tIF+/
+        a+IJvs7D1b1C+pi+8OfLvZ6r4r1fP3w+QXijvKzJJD0pn3Y+w24vPps4Qj6WV4W+rZPIvuoPi777TQg/KTsFvZkmvb1lU50+GK+O
+        PgojS75mLOK+PZ/DvgpNlj5ukXo+WnWxPUXVNj+T0z8+jcvNPVd+Dz5UCg4+W6qFvaTSOT4yEIS82mOyvUJVMD961Ki9BhG1vsrk
+        TD7tSOI9uEupPHTUbD1zn6E+5frCPpUP0L77t+g+b7i9vff3Zz/wA0Q92y1Cv2ULvL7eLAQ/fH5wvUlIlL7TdXS+qoR4PqbU+j1A
+        SNA9A1ZpPmYaAD7nWZA94uaWPfIgqz4fnB4+bb6+PTITBT7Iv4C8EHyivPy1X766Y9q93dhKPseXGrxg5aq+ojDyvqpSPr3Jrqu+
+        vBXcPVkw4T0CHM8+w+Rlvr8ZlT5c7tI+b6MYvgIyVr4C5EM9/OgQP7FztbzgILe9frefPSB76z0N9988eF6TPi2dvb2g50a8hDUP
+        vyhHAb1iFXw8saHavhbi1L1VUp0+mHXWPuvMnjznK7A6a3KtvlFk2b5Phy29U1mcvrlZRr3l6oa+utygvbeVT75oI+i+pQ3vvhzl
+        WL2zuCe+0zwPv430B75NJL2+SA9Svpnlur4sBNQ+YtLgPhApED967pY+31z8vDrJUD7iNnY+/bekPeNl8z7Uc6S+lImQPdbsyj5l
+        bXm+ftIyvSQ9Cz/U2QU+G4JLviOfBL5YigG/u7xQvgENpL7a+MO9G9BrPpx17zvVY8i9L9/NPiVhJztWlLa+4xi+vTcGH7zv5RI+
+        p3NWvkHT0r2yD1S7f/+KPfmgJL54Br09VOdnvjIJbb6elR6+HRLtvqtCJb6l2gC+pZNsvk95wz22RgE/HrCyvsKj0zs7JOc9Gliq
+        PoNG8T4dXKU+VZ4WORtiKr1lLmm++q8DPQHhNT6N+g6+3sEqvZAdgD77Uq09BJmMvXoa17whfOo9Z458vH5JDT/8D5m95VxMPlso
+        jb1NMQg/j6hcPa2h5L0nBWs7x1AbPjnA6T3iJHu+Y9UyPm9qwT7LDko+6NxHvFXvcz7yzQg+nOsHPwCCSr1jdXe++rt3PVq+gj1h
+        iIY9G5IcPzUfyb46hdm+tW14PifVUb7O4am+z469vk8J5zwn7+6+z7IWvQyL0T6DsXq+DtmlPQITwz4Vo8A+KqlFPnXCyLy1hw+9
+        xGBZvf1rWj+aZ3E+W/cAvpwK+T0lJc8+GQOTPrcrvL7gDIK+0HSiPgrAeL5dH4u+Qy00vWiPAr8z1Zc+WFgCPxKgvD6VaXm+sTsC
+        v6HXqL5cty8+/b+EvqAJi75yOY49Rndkvi2Mqr5ryCU9WFNGvGeBNj6WJLS9GP6zvdIyST3JE209DiB9viuueD10czs+bWszvdKh
+        qT4Fo7C+artEveBZ6L5EV3Q9V0mQvlmoTL6p3As+gCFevqsMOT7y9Lw+CM6yvZAVor6IpC09tcHavRGSZT4MW5u7MA0xP05/Ez4q
+        sz++zhc0P1gupT3tUc671e/wPfdChzyu3ww/tPFcPl4QKj2YBla/GTCgPKYmvD5+5S4+21kLvjx7pT0mvVo9SzLkPWRjJT0WQDq+
+        Efijvn1MZz6w+Ca+ZJGFvjmYVLydEm4+wdq0vtbDob3Ui6s8xL0hvl7zpb7WSx4+OrLXPSlX/T7sY6Q+whjuPvrsdj0udoc+11wc
+        vkVT1bwMoz8+YMJZvWVNfT15dzG+V90uv4csCT+w9l2+pn6ePZOrcr6520q+MWy3PuPhGb5e/ra+NUqpvv0G+76dTYm+y/WuPpuN
+        Xj3OHFG+AjOdvVB+CD6CErm+wIxnvpxmij5Yfrg+/voMvITvsD4O8KQ8Se/8uxiWVD6Ybvs+lCO7PnI7OLmfLxQ9HMrNPrsnSb50
+        viy+HZDTPl/6Dj7bGqw+6CbfvlxFMj4i2ea9sZ+rvfJTsL56yEs+X5QivrJwoD4M46y+UXiSPkc3Pr3gIcK+7b3QvorBo74Rq489
+        3zZlvqOlGz4c/Mm+lIt9vnDCqD0sX04+LQg4Pp3dmz6AY88+V23dvlLTPj5WQ3e+3z4Pvy49VL13o4A+wHA4vS7VUj7lhGs8l3Sd
+        PWlQVD5CIDc9RvIKva5KUD0vFi8+Szj0PcnKZr7CUsE87QbmPepChb5ZP2E+0ZiePEi9Nj43XPg7VvSEvhblRz516kq+2isAvqi+
+        lL6U0+q+TwHCvcAzdD5nkZK+OzhHvuXXv70A/xW/7NLPPrrcFr86N+U8Sh4ePjYKND8+a4Q+fTuTPgwEzT4Y9ZA+sdOKPlmCl72T
+        ZDS89ruKvHsTGT6j7gu/z3Qbvk6Drr5KfJM/UlKMPu+wuT6H7ru9IBSovrwwDT4mTye98i/tPWpr1TwvN9Y8FQupvg3S/b4yBxC+
+        goj1vQyObD6Bgim6JViHPpezGr5HVo+9mq38Phm7pL3IKo8+6olCPkkSAb56dqQ+0R01Prkth77XFT2+iR5YPjDVoL5wMzQ+qWdR
+        Pq8Tn7zemwA/ev7VPtbz8Dw2M6m+77Axvy/0wL6vVou+L9G/PRadcD44hqo9P8KTuwQpIb991o+8Vm4svjxRMb/1U+e+cz0aPnAm
+        5L01EgU9b8yEvsxvoL4xPAw+VhTAvQHXH70aryo++PyaO2wPjb7FAzC//oaVO5GmEr51hMi9G7svPhZ9Mb5yP0K+8YcdPhZrWL5e
+        R3m+7ogEPgvxmT3Y3Mk978ODPBr50L2FwR493xKevmiUBr549re+otygvktk2ztZz0Y+V6xRvlxIZD1bZFa9ljN2vj82Nj7+/ZY8
+        tQduPifXXL4Exum9VnsnPjuo2z7R6T0+kuE2Pfugtz768Xy+SW+avI+4nT4OHB4+/kENvidA9j77fzG+IrH5PsvWJr5m7wK+snZF
+        PecZe75zYs4+Oh0GvTxeHb9mOa4+l2gZPFPxC7468C0+N/oTP3HXyb4EU/o9aDiFvM51GL7jzNO+jmWTPmh/nb7pv3C+4dIuv8ZV
+        lL1NqJY+viYSvs4WEz5hLuc+At6kPdWfJj8HwiQ+poGkPqBgUz4yr7y+3tUyPp6M4T38gk++P+/evmejtT2Fsxm96MqQvQ2NKT7G
+        nSY+lw0HPmNSiT1sVjW+egtAPooxwz1o8ZC+uchGPhDkhL6UGzw+IB+cvpVypL6te7Y9CNb0vYzEO73Whpg9WWBLvoj/EL63SXe+
+        n79EvqPmlz7sEry+pyQavTEwNb61y2w9atoFvosxpj4ZmZQ+9AsdP3VAkz79EkM+xt0RP9DZjb6bcD++/Yfnvol5C7/GWxI+7Jxx
+        vk6Aob5phKM94PRiPSfvZTz6+gu/eh6UPdepoT5VO4E98jylPiqrKz69k9C+VbwSv0c4ob6us0m+vfhWPfzyQ75EaHS9FNtcPWTu
+        qb0slka9YCb7vR5k3z7yyC8+DBmavXGi6LwjO8c8DzbNvT2d6D3w8QI9wo2QPYkrTz7n846+HKrLvd2bT77MYIa+1Zm3Pg+Dg74E
+        x5u+hDzPPdOfe76IZR29WJIrvqAAC75dIem8DNu9PmlAdr47Zk0+0T+hvpp5xL5OBD07rF4Gv46ItTwL9iU+a7hjvnvjeT77/TQ+
+        jL4mv7ak8D472M2+XxiEvsz5WL6zehW+HRGMvUJll70Acpq+I02vPtqycj4ahg++Omc1vlrLiT6opVw+XPAPvr3GCT6Ijk8+6wlS
+        vuqIRb1fiUe+DqZXvlw29b39faK+B/uzvQABJj7b/b0+9dIoPnEwtb63UIE9tcmPPqJQn75JPos+OSYLPtgdhj70He494xStvtYa
+        5D1mTyA+CQ31vQ4wyrwo5G4+og0Wvktmdb560CQ9KJB2vXyv/b0kXhQ9LYeIvrr1hT2Mv4e+BggKvwU1w77GgxI+93CwvU5D+75v
+        Nzw+TRZRvvo5rD2rh6y+zZ8LvcB7Sj1UDA49EGC/veuTXT7cLAM+vt9mvk4ayL2OtIy9f06Fvr5mdr5YioY9TCYUvvn5eT7+f1S6
+        /k8rvi9nAj20Frw+4CYRPmsFOj1SIoM+Zeoyves2X719tQW86JicPpHulr0QgxO+BH3GPMihgL4ibBO+EJZgPRHRjD79O96+jndJ
+        PQeOsb5+Th29rzNwvvjKVb7Pi1G++IcMP4krkb2lAYO8bnUsvfuj2D7kJa8+iwDfPpk/gT5azFE+0sZnvplXBb2dO9I+0XmhvLed
+        pj2HmuY84qSbPvuUsz5155q9eomZPmm1kbz2iAA+XesqvTD0QD7MPHw+oQsoPgDutD7kV3++WdcSPswAUj4iFQG+8BcaPeBvND7I
+        lqU+2KzjvhEqPb8WvHq+KN4HvqmvDr9C2Ou+QBYGvnitur6wM7Q+Pw7avZ/SPT4vi5U+GcJkvttn2D2f0J6+oLkgvvYMFj/2caq+
+        mI1MPom/577Qa5i8uLGUPoRQ871ohzC9PXyGPu1sXT7B06K+spI2vA84nT0Uhoa+sE6UvrxpHzx8zNo7/aUcPr/FYzy4mLs+gHNf
+        vGUOPT6zfma9e296PkWZ3T3nLde9wEjivd7XCb6SE7K+dI9KviFyCD6YID4+wgKAPij7DT8vX74+1SUmPktMdb0BD4m96mLHPpg+
+        ET+FyYW+aa0HP7CSBr70kpE+XgyyPdmsT75G4yY+MHWwPoATiL52YIe+Aia9vvN7ZL6fJMO+M6IGv9Ovl74SGu6851hRvo9Hu76V
+        IpK+BKjdvsshF75+Ffi+Z0D0vq29or4VhnY+OlGYvobcrj7TAg6+lz67vZRnoT5mvx88IlOpvX5MBz1IoTW9ygraPp0/Mz5XNJW+
+        VnokPtMHG771cQo9Eh0tP6qYmT3gwxy9GvS6vhW0nL7BzdQ9+VWOPeieDT476YY9xqwqPCB7sb46L768si6Wvmn6Pb3piQ6/dUYN
+        vTpE5r2KVIy+uhMbv5qVG7uirj6+Etz+Ps7KO77DZjG+jb2oPciU9D0jo4u9KdTIPHkgBL+UU9E+ni6wvjH4pr5FMD++7Yqjvb9G
+        B75qOwG+Z9Usvoy06j76fy2+GI0bPjftT766qlw+0WpkvoqeXL2cKTM7VhqtPL4JtL6qrYU9Ds+LPgyPsr7E/NA+ag44PHPnz710
+        yCQ+lM/dvG999L0kIwg+5bZTPuzrxD6btKc+M6/rveKAnD563Q2+iRYYPwmcFj4vnIW+79FJPnbsNb9muYS++sMjvqKthL7wnmC+
+        tkEdP/PFub4Wy+4+v887P/HQ8zxf95g+6Yo/v/3MhDrle8w8WcELPjj1vr6yKgW/fNqtvhB2v77K9Wc+26uNPrCCrL0qxA0/4RjW
+        vr9z67ymKh2+3fxavi5bPr9aD4O+5d5YPt6w9j07fdi9RL/pPkEK7j2u+VQ+Osi2PiO7Fb78QUc9hZQBvt4K4j61VGC9XdSCPh1B
+        gb6O+Qs/mLJgPT6/rz07B0w+bnDduom4CD4eNDo9cakRPhl5rz3zBSm9PhS2vnSvXb5PcqI+BoVvPqKbjLwhMT6+WYnnPbyxvb5y
+        eDa/3z+fvq1voL1g3qI+Vjn2PcxzhT2oMKi+R/3/vpi3nbt8n04+XdPqPsqx+T2+xg6+eWEUPhfFiz45VgO/IzzYvmV/zT44IRS+
+        /OusPk5hmz7Y4hm+AGCBvdak6b0YqlW7zLKzPMTMbz622ys9aKXVPSaftz6MdtY9lnAZPyj+Cj28ljO9z57JPYIM1z5hEC4+r2v5
+        vgeajTy4iZM+7qKLvXg2OL7Qnp89oYzNvqV3/z2rLU0+xN4TP05+CL5rvqa+/bXaPbeCej08UsU9erWoveXOD727ose9IxXtvRSh
+        HT4n1Kg+gNSCPth6CL4ljWO+qYXzu2iifbyczkg+7teovYYhA78D7AE9Wkh3PZf6sb6rzQE+bc8kvTMF+b2Gnw4+jEcmPyNR877O
+        iqI+LcDHvuppTz5Zhg++3lWIPjM/Vz5CCMM8fSkEPlefm73hDI0+8wmVvfUJRr6yPiK+7ibTPclbr75sW4C9RAPwPbB2tjzf+Bm+
+        1V6rPrA9rj2Cb8k71c5qPS12AD1RZI6+ibxvvpJGhr5T05a+waJ+vt/eZr6+V7O9vnP5uwGDwb7VCAe8Pr5HPlph7b4cV0G9KYHf
+        vJhDpj6wNRw+ADXQPvO+mj6+58W8tmW3PrCHaz1SVJo9Ef6PPrPiiD6Dspa+viq5Ppukh7zU4e+8n1SIPu1Bx77aUMO+e4KJvrMG
+        YT64P4C+zGUxPpcpl77Drro9mRtkvvkmKj6RByc+vP5yvu2zqr2s83++IAVGvRnomr60Fvq8TjVBPFnhGj5RceQ8eE/avlexvL1F
+        RB+/GFmgvjP6nj1UkdO9B8kzvnIGITtXV5e7oADvPovwn75zX0E9oVHZPQuvJz7Soio+5Q9HPRFvj7zNHzA+OxEZPh6KZj462iK8
+        8U7rvszsxD0mK5E+wTNIPniWRD4EOjY+H6iSvG8kAj/pK0w/Q4s9vrRkWr1A5JE+bJOxPSyYHT98L3U+Vtafvr+0er4rSiQ+AUO2
+        vv+xqz62KVk9sxEtP/wvBj50kcy9KMEGvkxWkD1qutY+vKwavk6B7r58BIy+CKPdviKQBL3uya6910opPlCRuzyOIWs9m4V9PidQ
+        iT3yrfq9Q8XCPuI2AD1fU7y++L3EPQCykr7J0RE+TGb3PiyXZjxpwZK+V4fuPm7xl777ALK+GYR8Pkpc270TcAM+yYWnPrqyPr5F
+        PNS8AGoxPun7BL4gSA2+EuzjPTDnhb7IXzc+V6G+PsvkWD4ymgU+25yMPrusxr6CeG697BnOvXL3zz2AGnO+3X7FPVzDBr4sSQS+
+        1UoMvmQkTj4NGwG/lnmZvvRMy70bON0+mIaJPQ3Yjj3NFCw+VaUsPcn2Br+A0go9VT2kvgd2sL6HfvG9fJdhvvFx7z1bEoi9/cHk
+        vhV9kb72zJE9U6SBPnwwuT09YQs+LP3FvXWhGL6mExu+rbnWPeCbz72kC6u+rWAWPvAQwr7JgKq9jIq5PhddX77RuAK+RSQDPzzn
+        pb4lZng+nHDbux4m5L7tbqY+UgSPPVBd8b51Oe29AMtxvaBOkjxDgxa95O/bvreDxD1La7++QXXPvpSQNL5N54U+wwOdPgKt8753
+        tAC6/bIKPSHRBb4vSJc8DBuovsM5kz1RWf29rRgfvinmHD0PbYC+0y+hvd3ppL3DGiw8U4vPPoQXIz67Iwq+ITOMvkbum71NqKC+
+        21daPkn3LT7h6KG9JjnHPM7GgLuZL42+4xaYPa3Do70LxnO+oWTSveKwUb1ia2M9kI4kPu1mnL6u6rA+ncXlvFYDw75bJsq+tHlI
+        PpWngr40p9w+mI3XPjzn1j3TImw+hmnaPY8Diz5xkVK+M67JPjb8j75dTa8++1QOPKe2DT9VtGk+m2flvbSqhbyU+CE/eHpMPUF2
+        UL6J+DK+8737vlk0Bb6WgCU++4ozvk06pT44e4E+cOqpvmk/zj6yhjW/lEL3vdu3Mz1x84+9agdEPWyt4D0KCt49n5u+PT+v3z5c
+        yXA+RVCuPKJWhD6jfAo+F3hYPpVuyD0rn0K+IB4TvsORFT5Emge88UH3PYrmFj09eYk+pn7kPWlgmj5VQ6I+OXMjPPSb0762Rga+
+        nqs9PknSVr4jGFI+y/GnPTW0JjyKJ7I+Eq4TPOgIlT3fHkk+Fo4uvnO2p74ptpW60iTLvgxVgz1d9fg+DuvFvtXaaD43XzG9EvSY
+        PQm3Yj5JbrW+okivPeMpmT6dMxY935WWvXuXCj4U03A8gALiPnd3Br0oePC+c4nXPerrrruI5CU+tTB9PvhFy75WRqW+cs3PPizq
+        eD1blTo+E0lDvtHkUL4W+3q8mORsPgsytD6xiXC+Hcp4PufK4DwJTvS9mAKzPnQzFj2sDpQ98yHsPb5hh72RGYE9QE0evhOHJr3Z
+        /5G9Pj3LPixqgz7Dg1+9kp3jPd9oxj0Vyx0+mxjIPhF4Br19MjY9vsP+vVmY/D4+Vfy9JEcrvWFN4r6sd62+YDP5PaVMdT6LQQk+
+        bWNbPuIFyz7H42y+tJGfOurwbb076f+9Ei2VPaZChb2OcoE+KBR4vmaSlLwDYW8+UxoKPrT/FD4wwby+0hDMvRqstj3N6bG+BPMY
+        PmcfAT6f2Xa+PqqWPteZ/z4pPRA+RI93PBk7bb4yi5U+CyXAPX2X+b3ttqy+B3KSvbt6hT7Mx1G+U4WNPozFMLwB4Yy+CfoJPnxY
+        Cr6kSbq9ZoaFvQ9Tfr7pWNg+rjwePtfZvr1o5tW9OpSUvRvWXj7VFb++vCKTvEgsYz4Ky7q9py8GPmc2sb1cFdO87ejUvO9xO75L
+        +7k9k91kvowWj74Uuza+w7OevGPaGj7vMMw9ovhovcZ1wD1JTfK9V8BDvgH6Pj3BTkq/LXSvPpv6Wj7q4A08/QCXPm2HLb6NFb0+
+        DUk8vkftAT495y2+wMuGvh4IAT5/A60+dAYaPmLFEL7svRo9D/frvWmMCz5EaY0+ArAgvkwSdT237c87qTfoPsIFgL2jGRw+EvLv
+        Pa7OID78zTm9CoMfPb16Wb4ZhSa+JJ2HPsn80r22j4a9qX/gPiZiC77hbbo8ayeIvtf+8Two+Js+XKyqvjiFCD6+d7G96puLPvgl
+        yb2zRsG82ViWPtMP27zipKu+mLdoPrPe/r3CQw49qeI1PQVbbL7NH4O9WKOrvsTjjj3lfrC99BdNvQSjJD2ofqg93JPJvavhzz0q
+        Zgc+EsghvoFFwz64JT++JonIvSOrcrwGKM69Mc7lvf9gkD00Dgm/nlWWPcUAID55auo81B1xvj2inL26OrM+cMxgvoIgY75Cchi+
+        e1IWv9bcCz4oX4c9BEwavhujsT1NOQc8e3oyvjEPwb3iPU++iiu4PuNUNL4lhV0+KvrxvcCkHj6MGt08RfTgveCEir4/WXk+Uifa
+        PGidML0mBha9hLS/vYEXHr65d2C8rec2vu2jQj6syhw8joYDO41cgD2D8mC9lKO9PVM6cT40E5M9Mx2svRyn272q+wW+G9Z7vSf4
+        z77ZZrA+N0nevEBejj1VTc6+hnTWvXT7yD7ZJWs9lQsGPYe8D7//BMs+3S0FPgJ2Ib3og4g+jGm8vlPQCr7pHzm+pkYYvlMakT3c
+        OQQ+e8movjHsFr8LFbC9LC86PR3oOD3aU3q9EDTjvVVl1L5Znzq+hXDhvA7x5L0KEsu9q+6ZPs1XXr7bxu29WqnPPg4SfT4LnUw9
+        SWJHvuz/Jj6S2sO+eQoIPrG8kL7dlwG/gkf4vR1+Ur5lXD4+gxsevsdK7j3v7Ta9ifvmPDwiiTwO08y+0qGPPX1G9L6kJJy9BUMi
+        vjJJ170d1Gw+xkI6O7DNeD7fMWc+cygePaSyVr6WJI27+p7nPYInQ77/dxE+3JJuPdv9Gb7oM8Y9LD6FvpiRyb0yO2s+y7C1PR4S
+        EL/+QBC+jn6NvTTTPL5hSoo9bg0IvhENQL50UFq9c0ASvWg1DT6FmpY8wODLvaU+lT4fdBC9e34KPstBdz3zyba+UtvTPZh9qz57
+        IMa8eRGKPkJnv7rpJ4i+/l2xPtj4qj3shs8+pLVaPidwMr4p0+Q8iAXOvZRAnL4PxTC+Lu0CPvEByj3p7C6+r0mPvr/EGz3kFli9
+        iaCAPZRxJb5V1v8+mxL6veSdU767TQA/o6VPPn7f8b0Ppoe9caw/vjDlob0yxZ89jGJyvptATb3bSsC+3KiovZADlT7ptnE8OfZK
+        PkQkzL0I6Sq+2eomPuoQkr34KEc+HTc2PiMauT1jeE8/tzlyPsthoj4N1/u+TTe4Pqkxi76sIQw9I8cFPjYdtz3Okx2/b3VVvmNb
+        AT3JtRC9Fc5Fvr9Slj5chsy849uKPapdmD7cYns9WSTiPRvvj72qT4m+nOtNve/7WD1s1pe9Ad/rPuC3gz3UMae8JpXDvfBzGj7B
+        GG2+PlUDvvz0Er0KPUc+KqePPUBTuz0TNoE+i+PlPOQFoTypNZk99GjlvrEnbz66kk4+IKZCPhSWTD4bVDs9E8GZPWSEcD6WuYQ+
+        YW7TPCjdbz4r8Tc+jaM5P938174RDQW/YQ6NPl4Z070sSgw/GHMNPmGPkLy5ps+9FLorPmTum71VrAS/P/wyvixGNr6aR0E+oize
+        Pcmn4z5D01o+MBeBvpkSwr0y7ry+Ui1OvuQUOD6oe9++uGFfvVlaJ71hqBK+QrppPkxA3LxIEZa+MeUevdEhhr3j5Tk+N5ZkO0Yh
+        Gb4V6fS9UvQJP/Cmjb24c729XeeaPJn6LT1FAEI+ybWhvtJwKT1dmj0+yWUPPWoFnj0mIJ6+sXPkvsyMl70TgSI+05oSPimXjT6G
+        54I9+rvmPU/whjnIgBG+BN2xPlbu4L2vPU2+hCo6Ppxwk7xD2HQ7YqyVvM+Ohz7o0h0+n3KCvhvYzb0YnOc9PVO/vsOAI74zABc+
+        x95HPgZ9Nr4Nm+y80/aTPilbmL7Mt/E9jXWevZ0fo7zZks6+uZwxvi/0oL6OU4s9Ih48PZp0gD7s/4M95khFPvqLhL5dm42+8cmo
+        vjhQLj550M88s9WCPiqBAD1qxIq8FyH3PhQJ6L4KSt6+pbIovxMhsD6t29Q95ohxvowcJz8O2bw+/GjXvpulmj4cN0i+pwcMv4Vu
+        sTzqXzG+Vqd/PhLemb4Z4LS+xdmfPSVfh7w30Ds+imzCviLID7+oM1k+VtZGPhjskb6beoE9mKeivS43eD0lWz69y5+ovnJd0r6T
+        Vae+NI2Rviyi7r7CasQ+mVTJvu9YUb1bHZo+IvEEv3BKRj2zsXg9sgGgvms0l77zpGG9YTUePLxIaD4We+89dcC2PbD1h73veNK9
+        z/vovQKxwD4RZYA9cWq0vorkgz7Op5k+l/B+PVvz+j3F6ga+ZSFpPg8bq72kmLK+mXpFvhz7bL5wU5s+icCDvv8Wsb5rBA0+qfNG
+        Pp6kqz09u4K9f9qlPlMc/L17YC+9kcAMu0Qpwr11mla+0d3lvaDwG76ceV69HcshPoRYBD4PCm89+FtDvfPfyL6TVe29LhY3vMhJ
+        NT0QwVG++73qPlU6hj1VrjO94XCRPSBAsj2vb6k9K8jIvdtUAL53+BE+q17pvhSWdT52Uc++kzmKvukcrz7Evxu9SNTovUzezz7g
+        r4a+9SOovWj8ojyhGgG8zrw0PfUybr7wbU4+edr6PiIoRD4LUJG+/fCEvd7LlD7LZps9SP/jPcX8Fz6tubI7ZaOUPqz5/z2uSra9
+        j+RXvvf7uT4zvR49rLhcPpSXvryi5HO9xY2XvWq2lb1cVSK+3MJIveIzRL7x4gs8aEIrPpR92b01Fna+pwU/vrZsVL5BLpU+Ncgp
+        ProBMr9UoLe+IIkpvpaUrb2ptY8+tHDCvqomVL6yyrM+TC22vhaSpL5HODa+7kxxvwK/1j3Y0wA+1kMTvQ++lr2AVRU+/ctZPec5
+        PzoIWSw9SCE4vX080z2d9jI+RyEhPupkhL59KIs+caOVPkSCTT7ANpW+xqe4PTy4FL59JwS+oFuRPrq0frt8UJA+TziHOlwURj4K
+        9dU+fbVTvvMvjr2rvia+Pj51vjwnSzx07oW+2mhOvMBFPD6e9xK9uX3BvhSi3j3St709FEbGvmsf2z0iWp2+wUahvliYcT1dq8S8
+        cvpfvvMLiT4Htea+0a2MvVFWR74b6Eg+ePWYPtGbsL5UHYW+FoHfvranhT6TsO+9fUKIPu/6Xb6F2Zk9ER8PPZAewrxwACC+HFSL
+        vonUxb6jtbe95f+HPgUEnT69m6s+zfHZPrEQc76nRk2+iPFzvs/GY76aUBy+RKoXv/Q7gD6bg/k+l3UQv0m2Ar3KqTA+wmNiPhp9
+        8j38HuS9JPzivQ3Jdr52OgW+A/dOvsoMYj5Yr5m+/peGvWNMvL1hBII8Es6dvYiyZT64YGw9yK3ZPiX8nL7x3PQ8/O9lvoijpb4G
+        Q+A+NJ0gvmLWsTx5Twy+N7mhPjAHAj9ccc88LKV3PfXkdDyNTKQ9a2kjvl6N3j7uqGG+QJnLPHkhsr7Ekw6/y3ssPTHDnD3ztY88
+        0WVaPg7Ww753UJC+bQx0vsdlND3HeUg+LOpAvmjqjrsYNJ2+y6sjPq2byD16iSk+7UPfvkZ1jT1SmVO+PQe5PTHWM77cc/c+S3Kv
+        PvrSyb5jDOu9taOPPFz0jr6/eU2+9F7avkygfr7KaRu8tNcZPgsblTtTebq+HcixPqcg7z1x4L69SpuQvus8876fwuU9y9gDuys/
+        K741GJk+43G4voUCbD2h7yW+x5Gsvos3rbsKK6c+8CFmvtLOEb4V1oc+JRe8PXD4wr2t5S+9SmmPvgWxgT6kZ4o9gtc1vuxwrL4S
+        OFO+TIQ3Pi8Wsz3Ru2k8F0JGvuz4e736kdY82GWGPN8ddb5k0/A9gbiJvkPPyj2x2B49zdawvTRvZL6SYYy+bQGzvkharD5zcg0+
+        15ejPuVc9bxZMam+KtGyPcrlDb5IxCG+7CLBvkAndb5oQDM+fSF3vmw+r730yvW9vJuMPuDdLj1aNQ6+YK5vPjdVnr72MVi+zvWl
+        PjgEsL66tUm97qmwPUM7m72PnWW81rqZvN/gfL7j0Y88kyF6PFmiL73iDtu9gGDaPOJkXT44eLc+bB/uPYFOcb3tveU99vfXvSx6
+        Pr1TMwe+4JajPIP2nDv5jVm+YuGrvkLxsD6L6ka+NxprvhqrJr5ckmG8JPcrP9Z8Mb51T6Y+Yw0MPZvqjT3aV469u1Eavqstaj1A
+        c3W+39aavjU+vb1V+Mu+frXpPLnr9DyY2B++ajSYvWXJY72+hjA+2xc9PeabDD6WYZu+wwPEPcNeAL8SqKm96yo1PoVnXj3sDYq9
+        4pm4PlZ2or7zR9w9hb1xviZnBrtrupk+4jvEvGFW8r5TqF4+5Y4YvlsObj2IfES+j/3Qvjj4FD6ABV697v6vO3k3fb3ZT4w9PvYD
+        vqhlpz22ia86FCrvPYxZLj5bRAC/JzkVvvaIFb3QybA+qxW5PlUCkb7Id1G9F75wvjjFmr4Sfuo+2FnIvgyWvr6ED0M9juVCvgRM
+        oz4YNsQ7hrX8vPDGs7xiuAG/HSGxPln8rL5UJa2+cFuSPqSqGL30AIq+QOvXPc7URL7UC4C+9vXqvSO2db4SWxE+gT0tvtBxb77M
+        ULG9KUrFvjFVML7sAhS+zxO6OyftGD5dytQ9osfqPoslxD4e8Dm+HVttvhCoar4zPIO+GlPVvF6hyr3abRq/C0KiPW0o0z3BTCC+
+        6P/mPaTLZD4Z1eQ+DI+6PVAUur40SIa/bq3YPj08ZL2VeI6927H7Psx2NL7MEfa+P84yPnEH8b2fDBe+dj4PPlqkj77DOaG7hl+q
+        PTwJAL4Z+ru8ms5SPG3+9L2o12Y9ypdgvo22Cz5p5wy+wTtLvlcjED4XTwo/fZMwPvdGgb4BrWi916YHPsJWTj29YhK+FfJSPe0m
+        AL7jJEs+g58PPh4JvT68HBq+4BL4PSZ3VD40BB4/42IOP3kaNTynPJa+9o8lvlX6bL10fy0+ABzivLe+MT2hB+4+bH/jPddL1L7g
+        Wks+B/NEvjXfSDuQdnY+Dfyvvs3mab3kPAy9WnAhvmIMFL60wxS+2mT3PbPGVjxc6zs+xcIlvgV/Rr6ta3I+wdJqvveLkr1XKNM9
+        992NPakdwrzLZTY9eegiPvyo3rzt6Ug+vv1VPcIcrr07FJ6+fBGXvrspVz58MiI+VVUgPlbjMT1TDgq+RfdDvou8Qr6JZk8+1O/8
+        vWqyrr7NPcw+0cWBvQT0or5w+q2+T3A9vl8TED4zvgQ+Eeo+vh0pEz6OZoA9CPJHPb9DYL2PnRw+WyvrvYTnEr7RoL894gp4u1me
+        iL4vVuY839inPuueRD79nle8LxN0vcVKdb4+vjk+/mKxvnZEUL0hLkk+b0F5vXaY8D0KpJK8tHrKPHTxo77guiw9eNhkvgjptr4t
+        1A6/NrUYv89IWb7uD8U+t3vmPfqTqj6VEUA+K31bvSHz173VRii7ZSFpPgdW/LwzLR2+rcTRvh4DNb1lVjc+3CAnPl7v2T6kQYy+
+        96uePVG4hT7B4og+kLd4PVDIhr7FhGo+5+ofPBq1yL11naq+Q3RuvjEWBr4jJEa9xPQKPm95AL6wHm0+X8OivQ/Wjr0A5iw+A1OZ
+        vkFawj6evkY+kYyQuwQ1MT4WBxK+WSDTvjmuYj6juje+wDykPAwOyL60X3Q+9/46vftFmL7B9N+9WpeQPXCl8j3jjZ4+kLwwPlc3
+        h77S3xo8Nz4DvvtEHL4HRIA9bbjgPrGPCz6odSm+87s0Pd5k4j3Fqp0+l4ySvqA3cL5K/D080qfYvS4bnb4yqou89b4avlYDPj6A
+        Yt4+igwDPjpGAj/9W34+iCY2vtac7L3V18u+jqQpPsAioj358Ne9AcgNPsTqhr5FIFi9MoOlPe+UBj3mtnA+/MKbvqHqcb4qUN48
+        bcZGvvqrij5xAdI+C0RVPprGFz40/EK+oiW6PeeDRr3lCCY+cGxFvh+hij5aNhy/jAfRPfslpD4ue6s8O9LHPefCMb5E9Le+VVhA
+        PbBTmbwCttE9mjDJvmigK71q6ga+A7cFPoh23D71g5C+WnSTPRaSYb47T5S+m9ECPkUrwz7vfY+98oHBvn/faL1FgK2+sAgAPlCi
+        lL6vXV89v60EPl8grjs0SLa+566GvssNPT0lgoU7hOeavvRrIb2TYe0+/lbfPHwmHb5lQ6C8MkwCvqmHMT1sOKY8ndzSvt3Ygj5E
+        qkC+a2Y3Pb3xX7wYdIS993+uPFY6+7ymCVc+Y6WTvFeRjz6+C009YMogvg/vib1MLVq+u+hOPlkzsjxLYUq9JCmAPiyUB70nFw2+
+        MUMuPRCQzb0B+pS+YUaEPTH1+73OC4w+5lS1vt8eg7obwJw8KJMZPkLayL1pjRK+hJKYPShSF76jYJe+sLfOvYuJKb6Jw0Q98/0E
+        Pikour2Mwv89PFvCPjnwVb7f8Qu+C2IPvHoYIb1m/lq+SJtbvuVCJj4u68O+LXZ7vhIq/D6cnRk+MmoXPlPH073S9+K95tIIPlqb
+        Fb5JTFO9tIHAPZGDcj4vClq9nh1hPihMsb2ZxHm+EUdAPdY3fb0DqpI++g+6vUU0yT6Jfti8GRCVvhSo3T2mfUm9MkJsPZlu3z5p
+        +vy+Ja7evZLlBT4vo0g+2vqoPp4bAz51AFK+zrJbvqUbJ7s+kva+pMfRPe21kr6L4qK+1ZXKPVGj0zzr7UC9gPqLPrbumb7w9Yy9
+        NlIePURtAr67CSc+8IdmPvmEVr0sqdw97VcIvr1cgT3eoXA+VTUXPDUJib1l2MS+V7OoPhP0Xz4kGKY+XQrWvZtIVT7e80q+DUa1
+        ve5Zv747Nsu+UTZZPiLR771GMAM+nXlNvpVnhb0cEpG9L+CePtVi9z3/re++5TrkvJQTvb5UYNi98HYuvmtRD75AFsI+Sd1sPjuJ
+        BL+Bh8G9T0SfPgpLhL5VyyQ9KXiVPRn3jT1r4Xs+LLIQvREEqjxdmtA9vRQPPhgnejw8Hws+1qoYvitenb7eZXA+xBWPPqAHdz5R
+        IMa+4XBnvgrryb0vSIa+6b9svgKj3L0HXfq9pqxSPQGF7j0FvrM+18yZPMEpgz4FTos+ZOiovsL4t75waz++IufvPb+CWT2ACJ69
+        aE7BvUVpr76mp5k+8NSvvclBl71PAgU+UrKjvXqWiz4qKaG9BNdGvpd2NztH00Q+5wz2vfw4qjwkozy+4GCZvszcqz55vHM+uXB6
+        Pg8o/DwcIh++YdEKvwNcor39gZC9PhCCvTplSb48sCs+8os4vflFhr4R3/W8Qkccvsq8WLwZhzs+jT8cvrlOBT3sPAM+Fq8evNE3
+        tr7FP9497YmMvQj9UL4VIRs/6EC5vvCha7yegYE+jY8kPiiglj6S97g9iWrIvrkmzT3iScO+mp2YPjsPHr3rTwk+7n1JPo7xOL7C
+        qq8+F//VO3PPxr4VWku+yo40PlYfnb6UoII+utEXPRMWIb4udkc+PPcSOsn9bj7cyDq+1ORVPm2Id77EBaq8fID7u9xsv70MH7w9
+        5+GZPr24+T2S5y89tHLFPlNlRz1ulKa9lbc/PyG/Fr2Lkoc+uaEMvhUL+74IA4O9m8Cfvujilb1+HBq+hS6cPmNcdb2gSZw9s5ql
+        Pp5rmD4O34S+L6apvgD1Tj7+buA8R7h1Pq61N71JgrO92dC/vlR8Fr7LuwO/ZAKxvkXEhT6n8O894/bzPvnS1DxuYRQ+N2zPvirX
+        rr407AO/PCd4vdJTZD6+epO+J4I+vhlUsD5mWcG9v7+nPY+hCj9fa2I+ejqbPreTKbyaIYq+ho4SvpWKH71jBok9VI73PYAaW7y8
+        XaC9n3MDvTtwnLt4PbU+8/bivegwXj2+oRq+9VajPhGxPj0koqO+i4bZvSf4Ib0ioGC+fXtFPSKphL3GLUK7bweiO45cNz7amD49
+        mASIvgG6iby1kRW9QU7zvQl2db0btnu+z6tivpNn7D4ijFA9nhAgvddRjr3mcsk8IZwTPfmz6b3qVlW9dCJHPjUsTD5vcIk+eIvA
+        vk8YEb+Vbwc+s+MnPySYuz56Y2Q+/mRhPi58rjtQnyq7GuZEvc24Eb4LZmU9y8wzPi6pH76224o9y7A9PnAZrrzT/gs+xjasPMnA
+        yz1QIng99zNTvmt6eD5GKSW+lvbxPWBfG76sNh2/tTylvzTiMz5/HT8+nPOcPsfuED8F9Tq8G5oKvsI9R74TyFm99EjTPppdsz7L
+        2wG+BPhyPurkRL4vR5a9lLNfPuO/3ruDuYC+s3QxPM12RD5ywny99qqBvk5UEL6+cn0+YHQFP2K56T62Z149FpqrOplbnz7ynwS9
+        Bmg6vWuLDj61Ekw+4wUovQYk/74BPzM+2wrbvmgy2Tx8m4g+ttENPds3qz2zJ7O+ffSgPNbVXL6/KJK+7wohPlpCpj6Sd1m7mS65
+        PDO7Pz3lG4e9ZtM/vpQmXj6ojCC+0hmzviRazr3b8J8+aBURvu7RIr42wpQ9Kw4dPg5IHz7H5dE86MsCP8FN5L2QdGS9hqxuvkhm
+        R76u10+9+kV3PpYuTD2NFIG+UuRfPu1M9D5CmKo9YNgPPeG/qz4N+ky+2FmfPVIHeL4QICu+a1dGPmSTAr5WOII++Tb0vhVGdr4f
+        OHI+qOaevtrpvr3r8w09IT80vHx9aT5SLYc+w2GhvdRrAb5IuJ69az9XPtxeYL73m4O+SzOMPoFYSL7groK9UYPoPuXlWD43v5I8
+        bSfivTJTbD1em2U+6RuivoMzdb6WSAa+fHtKPrbzQT4tiSy+gFeyvu6U9r4s2C8+uoWdPsBeDb4G9SE+oNLzu/0lHr7tPT6+KRvZ
+        vl8jaL6fRN89Uc3VvWPNhT4f4V49I8PfvWvvjj6Ek6o+ADBbvdoVH76dhIW+H7HOvfd8mj7Q3IA78qmQvrXrWT0fSnK+IYtGPliW
+        sr6E1ZI+SR8hPkQizLz0Dqu+eEYfPLxzzL2ohcs+mxo+PhOuYL0bjBO+ru+1Pl/clD6UBVE8OBxBPnn5DL2+u6Q9iaI6vkrQr75s
+        JlY9zo1pPl6lwD2k9jI+nR95vX8kor4WNQ88pbcVPqgdRj+mkhg+5tDEPUQHNj5Uw0O+j3ocv3+vmb56hQC/ZOYvPsmgQL0Z6wI+
+        KzaZvt/yBD7g8I49EUvGvt6X5r2zJKA+EPRBOyASzjynuAG+ilEVvcRviT35vcg8ofUGPoh8kb6PU3U+RRotPn0b1L6mPcW+BrqZ
+        vmYYlj6KjfM9lfeCvUrSTj7grZI+qk0aPbQozL1RrYG+QvOcPb0HTD0k2tu9KXq/vho2Eb0knKe+VfonPhJ5UT7+jn29t9drPO7o
+        tj4qVuA9tiwBPyZD9D5MA5y+pPjWvPc/x76ugqU9Mv/KvXKKhr6Aoxc9bAKWvTmtXz3Ncau92TCBvp0eYr0WIWs9zgKfPfBTZT3X
+        BQc9tsO4PTaYRD5ves49P0KdPjymq77yLti9T9LiPdYqh7w/YF6+lk0lvvlyVD7hSoS9Im1gPWoM0D7EOGE9eyqgPYdxHD0q9Vy+
+        m7DPPCtVrTwvJq4+xWk6OoO6L751Jxc+DR3oPmczkr7Ul3u+EDo7PvoNFD7UJtu9EXXBPcIeEj7X/Cy9d/Qwvil4j74gB6c+Ou/a
+        PDPpmL5+tOQ+c01fvhQZjr4ITLs+zg+FviJbY77AkUu9haaJPjhCxz2cSzO9ro3APJaIiT7uDZ89pXJbPjTnkb7vHEY9cYRaviiT
+        wby0eIG9UzJpvsnNvL5AULq9zzmkvTCs87pYaAY++aG1PavZ9DwFQni9otuyvtrsUj6kYIg92q6VPbzfLD7/8kw9TG3hvnBSiT0r
+        H6a8y+s4vaRikD54dEY+MwH5PaaGJD6vn8q+aNauPiQNAr7+RMC90d7avFIVhj7LG3U8hIntPXBsGj0tLPm86FfqPc00EL4wW4s+
+        4nbRPW8uJj6px1u+ft4/vmhOlT3Ifyi+bL6nPY9ftj0iaQC/YkGjPoWUt75hkWG7/YqXPha1w766aWg+WmqpPVrBtD17JrE8vvGv
+        PRhqj74PAwM+JtxUvgtNUD2pqMY95oiAPYAD/bx2StE82VhvvsHp174B0Vi+9o51PflQgz28Mf29vAvBPBeFwT5q09Y+ZpAxPpVQ
+        Ob7l+pi9+xTWvbz9tz3H+40+CkrpvQUYtTwcA18+i/BLPi+AsrvKD2Q8Hp5Yv0e4PD4bzb09H8oHPhFyyb4fEoG+tei0vvI7+D0/
+        +sM9BcGgvdu4KD757Yu+n12YPElfej5Uaxe+W2LMPWxJYj7njzm8zOfSvIWipT5u+3G+VLANv4yAPb5WLB++JRjWPRaWkb2u3G87
+        p4UBvpjspb4Mgk49vyGzPv2GvDvyeie+dOcIPqGG9714Tfm91T+ivtRVf70cdle+mbHnPcuWSz5g1Pq98ZAQPtoPBz4+CrU+1dvg
+        vHINHj/uTgi+SLK7vUdEwz4bg6i+aOY1v6TvrL6EtFG9jUu0vmHG+71+Ody91tb5vTtadb4t48c9v1JBPZ7AI76m0RE+GAGFvc/t
+        uryC5RS+J9uHPqWYBb5hJF29TgSjPAjk5TyYEpI+csU/vewPb71b7jW9iKOtvkBaVz4CG8w+af2lvYF9jz48sKS+dgdIPmqGAL9h
+        vEC+FA6ZveR4Yz3o1zM+gaRvPoKyhr1GK8G++mAfPisv3T3uBoK9xkvjvcrZKD2P+YI+IliaPuJ2QT5h6na7HsjkPWFBnD4NDZM+
+        RSvEPmzRiD1eNjU+faDkPbiPqb25JBY+kCwPvlLZEj08qma8r8UKvVvnH77q4pm+vogdPw866LxWVu88Fc+cPpSbQL5q2Zo+Paxm
+        vIKp2z2jivO8uGcBv5Nqa71Fkyo/HDjfvGZal75TN0K+i/+aPvurGj3kAgC+tWmrvrJoJb1VAc69o5KWvj/dH7+PGAG/jjYEvr+B
+        fz73l4+9NlVcPCtf5bwtGZW908jGPKDGJ71qUxq+k9y8uyBbsL27E7q+K1b9vQrdDz4HEw083PGEvt7bjj6wKEe9me1/PsCCfb4S
+        T1696hMePq7dmrtRy8w9V+govdMVfbxNYKG7yRCYvp1tSj3nV+Q9fYojvWSXBj1oUy0+duopvmRadD7W7xE+W1K/vvyW4T7wFhC+
+        lUzTPdf4xj6ZzKY+w3NoPuzg871PY9o9EYCNPhzIgD7e7Ko9oLvHPfKGKjz+ll896tSgPcmWKr7fBqU+pXNUPpXupT5KwjM+rYqi
+        PkGGoz6Gpq67LKgUvqUpp74Kc8E9JG7xvJkBHr4qF6A9gxi0vREpCj1714y9n8pIPh2XJL4p9cw9rbcyPLIK0739CIu80vuEProJ
+        kL7kF4M+PiCxPp/iTLvE4/+9ivhOPZFEhz0rXr49PapAvupUIz7kQha+FWIHPtGZxz4DKmg9jt2dPRQH871IXZc+woSSvQnydj7N
+        C0M9m9jtPQwUkb6h52e9s+klvUmanr7ZtTC+vgAFPiGUqb5n/pE+7cJ5PT9RbT7lVMI+Vs0qPm2blj5XghO/rB6YPmqXu75LygI+
+        esivvYPqlT1Ulq29E2ADPtvYSz51iAK9XHSyvZFIZb7OnGs99iz3vQoRRL43jUu9pjfePk/gt7shyl6+VyiTvV0Xi764Tdq8Dps8
+        PqYOoj69fHk9L6RTPmnHtr4nvJO+uO3wPW582jyopsC99wnfvo/F/TxrpEo+g1KGvcijRz4R3Hq8LxSOvRCKhD3ZbyE+TlBIvht7
+        t76zqeA8yYTSPbu29T24RXK9xkivvMQaAL/S3om901vzvcsBbT7pUQC+PpOAvnC5Az6bfAa+d9qFPi7nCjjtFQI+eDzBvkp9kb2f
+        IDY+A+gnPaUOXr4P6yq+MNisPjPxiL4hmMY7sVgiPGRTOL4uvoC+IpnJvI61TT2FgIw9KNlqPpZWKj45XSa+XfWhPR5hgj7Oskw9
+        LYKsvXk0cD50sqU+B0APvh0XAj4+BJE+s8K3vdEnTj629Yk+zrURPadQgz5Ew76967ArvlnHA78GmYI9CeNZPpowjbrTaOa99V0p
+        vcoOXT7ZyDS9N+Qvu3kWhb21fek9BluaPS4KVT4s8y8955ukvdI/F72HLrw8d+ycPl6YAD0HjhI+MAdxPbtzirykxSe9IUeUPigS
+        sr0JSJe+bhqGvlnfwr6JjC49jxEQvlTzgj5t3Sq9izCxvfSjNb4iKwk+JRuRPhkUFr8GeZY9YKa6vj85LL6rA/k8x6asvg0nQL4b
+        hOe+HurePuki0r5zApw9f0cePViOkT6KbI29mu5vPlNPPj7FpBe/H8UMvYaPlr4wzHc+xXIEvwJfTr0dwAu+NKszPgOAc765lpo+
+        v9u8vNfhHb4ITk69Isj0PQTVW76PpdU+ZLeBvjOoUr7OFAA+cd/5O8gd+DwdN7e8k6BWvdAKpT2QaZC+qaftPjC9Nz4gstY9nmGZ
+        vmXXmL3HISS9ma+bPi++7r1Hcoe+CkUJPsKMZ76ZuS8+u3SAPRFfjrzc1wG9rHqJPubQoj4kmWA+TXzXvQXivL7AR9S9xvWaPDYV
+        fb6qFa29ElOBvrbLKz0bzlY+i2WyPt0yZL66sLG+XGmvvUIlxbtegBc9FuTuuwHE1j3j0jA+I2kBvics0r1YYT0+zswpPh3Gor3Z
+        hO8+b1yXvqbo5D6uQ6W+DTEQPmUOjj56hNI+33+9vqz03j15/Ok8qRmfPWn7Tr2pBba+cV/mvFJhmDxGKtg+8lmIvl09zDrZk1k8
+        BATGvm0ekT7avae+L6n8PXmfaz6e8U+81kcHvzipFT5IMoA9otXcPswWs70HB7A9G6qdPitdDL/T8Q+9ieUcvcFu/bxdZX++fPYw
+        vSuWVL22+Tm+gaIkPrVNjj7gQ54+YG0YPWv5Tr5yU569MJtLvgeg4L01Lpe+gRUYPasmpr5icBY+sKlCvp7gBj6oTqG9zusWPh56
+        0L2257O+mRNouwkEO70aJQ6+PoJCPlLFgT7wWUa++DFHvrFjy74EoQS9TWUJPoD3Qj0BLXi9NEWAPteGCT24n947mqcXvkgxQr3m
+        EwY+rqxHvjMWKD9v0rU9Ud3LvuRbSL8HrnE+ZcbpvLXQnb7lJNi8496kvgTLWD6gUzW+NFmavVZzhj6HMpe9IzZkPsVcdbwXAo4+
+        Lj4jv8rkx7z0GEq+WU1PPqaIIL9zft8+m/3SPaGHUD5OwzI9SqRhvvza3b3dCJG9Z5OQPj0uUD6cUEM+b+xLvbMOOb3bh72+7tH5
+        Pjdp1r52qBE+Sph9vRdHmr54YYU+wDc4vfzLI74LkRq+D4pQPo+mZL3UQ+G9xui6vQzdAz7ruu29NukpPVnJs77Q/JQ+PK+dvn8B
+        2z3cgEQ+/WznPeEUCj98Qh+7FEqIvWM72D35dxy9+IogPk5Shr5raeu8fSUcPnKlQr1h3sE9K45tPsN1Sr4kpLa7rFLfvklFDLzs
+        71Y+Cv76vjswkr4WCRA9Xq8lvLqDPb5/05k+eNHFONsaqz0leQM+JrxPPs5cHb7uLkW+L2wlvn242T00kv67tyDQvfiH/T3pAXm9
+        p3AivoH1lr2L1J098Tw3PhkHLD5/Wjk87+yuvX7Mhj10NZ0+X+cuPinrrb2urXY8gJPGvnM2fL6+/ou9QCYYPZqrhzo1dxk+rvoz
+        vgRkSz4BTsE+ygvXvpHHnbzpLZg+GsdSvYwBkD5dYTk+Cjdwvh4ny73WPkm+SadkPXQESL7R7C0+aBvqPbv2jT3RVqk9lKuSvmdO
+        lz35NCI9ILC+vPZtAT4u54g9twgoPkwuPL4KskQ+ziF5vtCkRz/l8J6+gIcHv0NoP75jHyM+OFbvvaZdHT97QQS+cwsXv6w3zz2V
+        xgc9y/toPh4QHr1hQ+Y9ftIpvjvJw7vYV2K+S1jJvaTSEb2CNQu+As9IvuT9Gb4zh6A9LGxBvTia4z1PArU9vF6GviXCOj27AYe+
+        QycRPspBlT4o1lc+peZIPsCYGz5jVBk+ayLgvWS9ST5bCgS/YWoWvlVYvj5eMgc+P5xnvicECr6YyZA+u5SnPrerfbzL6ZM9WmS5
+        vd2j8LyiGze+KgpnPdjvmL2nh+k+Bjbtvv2fQT6L6ym9WD1+vv9RST1N0t8+OlUvPj45Fr5opGK+BgqQu4fhuL2sjkU+u8mHvVjv
+        9j2l9b8+FxHyPZRhML6FW1W8jbmGPq5QxDzm6bG9n9ycPfuWpT5TT3u+L4bCvTKHhj4h8+o+E5gwvThTjz3wIf89DwyrPduITj7u
+        rou8sXUwPg+blT1A8LA9akjQPs9il71bkp69PRrZvn+O3b0teoM8rKCFPl1wsbwzG8+9FXMGvLADcr5a8T+9pvvGPJe7hT2B6Gi+
+        GH5PPmvUEj0OTg4+aVcUv16aT7480M4+RRQaPcjiWj6RXoQ+C6PUvTSwjT5jWsW+kay2vC43LL5M64+9LdRuPv9oUT6RG5M9Fxa4
+        vVmbDbxpKCW9JHSFvleQe70H1yU/sfEvPMktUD7UCK4+yVZqvubDfLxfGkS88wDpPZnoHr4XPJO+EpGMPkuZoD7b53q8tetPP3qd
+        az2alZM+awc9v/16VD/GfFe+TzkCv+1MLL/W6J095TO+vqyv0r0Q1Ys/dzokvx3xyz5dNyG+DtCjPhyggb75FBs+XQ3PvnaipLxe
+        2z++fcrYPWo8lr1tExE+zfbnvf+mJT6LB+A+zirXvk1lYj7mqp2+c0MQPlNSML4QSZw97bm8PVLRDD7ke8Y+j+EIPon7I77BEGq9
+        vJM0Pkyqkj04XQC+Apn2vibCnj79qfi8gymSvUG1Jb3x0ag8UoCuPRNG+ryW7Fc9ictMveBHC739GQ8+rRZHPRlboz6U8NM+x09e
+        vfwGbLxt0sO9Rt5IPk9mh70xqIA9CiWRPirBDL/WX4Y7PNIKPrhXJ754Gb+9LSmvPoq6Jj4Jbko/rCbqPhr1Aj65UwU+zcXCvdti
+        DD9cqsG+6USgPq7mjb4ANBs/pKsNvUpAcT7nj/c81sm/vS7MOr1JXXk+rRBAvmDeUb0qUnK/Lic9PTWwv70J7Ka9rHbePm71Zz3h
+        Eo497IG4vSbF873S4Ge+i3v9vZ2bcL406gK/Cn9/vnfNqT2O+Co+4m7yvSy3Bz1hgAe+cvWCvui/lT4VjdI+Zg6/PmgzzL7LgQO9
+        4nwtvBlw6735lDE7PCB1Pe++Hz42J6I94ZqAPhODDb6ilTo+4fY1vmCKWz0YwL46b/Izvn8zVTyvpoq+QcuKPa4NjL4/LCm+aftm
+        vvjzZL60Mq29UxdcPrGo+j0ZHVE+GnSXPixgEb3iTbM9wrorvi6rzj7+Pvs8XSzXPBVYgb5g7LW+CmZDPvQPCb9MkjI9DaGeuT5A
+        Bb5U5fw9saPSPvYejT7kbMS+OpxhvohUMz4aypM+OeNlvs+2PT5R5K++I6YUPhC+yj5XS+g99pCJvWsR3b3gSwc+JIZtPhxQlL5n
+        CQi+0gqqvTfdib4OX4u+nI0FPqBkCr9Eury8pN9UveXZHT52sUE+TZ+avba7Er4NNkQ9QbSOvtijSTuvQZC9dRSMPbDgKj7okk2+
+        QTmsvpVPED2jz2q+h4RfPVjHSz6v7Tm+vXeCPHPIF79Mb4u95mgwvYA3C7s4AvA9YfkXPdM2aL706pg9POvmvmzk8D0q1/u+SrBT
+        vixW6z6+lc4+foyhPkMHRL5bJLw+BVsqvmjVyj6DQRi9k/KlPdQQcj6agrG9hEacvvHglL4q18y+omvdvk28kD4wbBY8m0vFPedM
+        lD3kt3k+47RcPsNkHr4UigK+2DA9viGTIT2vt/y9TgMdvuyd1j0JzkO9854BPqGnf7759Us+F3EfvjgXojy1sx0+p2Bpvnw0OD08
+        QEY+LwVmPiH4rb5hL1M+oyF3vpLvZz6I24u+V9NvveA+BT4XSLw9algBPagaJ7+R5LO+g6bvvFVtNbwyUFs92Rb3Pildnb7eruA7
+        87f3PaFrnb6ETrg9jZ12vobner0Rh0U+yoVYPgUhsrxcs747KLKUPido5D4JVAq9AGHjvaPCnr2pkae+JFkSvsIamTxS4cK+d30L
+        vtpVJ776xAK+C7vEvaswW77xwGu+AenbPWZppb7ucyK++1cZv4h6Xz6YOqs+gd4gPkTLpD1Mq5U9yDl+PZQ19D7aeC4+kTQ+Pe/S
+        R73zvDg+aIROPvcukL2snGc+w4HdveWaer29N/69LbmIPkB+k72FNw6+F1aAPUVhkD2Z5HK9+fIxPodBsLzCEM8+a6ZGPa/cTb5/
+        WMI+B2hCP72zOD6Jxww9oySRvo3Bab69siW9BlGzvhf2zjzlWSy+qoPCvRfiob5HDic+Sg2lPjQ+Er7wPoS97kicvoJUbz5s3HY+
+        7U9cv78bBz5P12c+h2ImvzZyDr8CIRU9bVGqPvHOrz7m53a9C7qKPk3dpr1f0r6+jq5TvSyUXT436Gq+cLUvPp2aHL6fd4+9TKsM
+        PsR8Rj7GpMG+C4UlPtIkwrydXMW92ahBPlSqvL3KmI+7yAQCPl7E1r3a8vi7Y+K5Pb84ET7rlOi+32A6OwZQFb5vtiu9fSmCvp79
+        Oz53/ES9xeLYvlGfZz3NAH++mU27PeG1Aj5Ez2a+OJN8ulrkJj7+u6g9HVxpPunfsj2rd0C9JPkQPl2NXb0yDQK9cJKvvjA/qD0d
+        lT89vUZ9PbObsD5cliS+1R+QvkkSEL5ysYa9a6E1v3VHgz79hYO90Df4PP2iSD0tcBC+yE6GPbWnjr4nkEY97/KmvXH+KL6k9Mc8
+        X8smPvZQhL0tXvC9uGFGPtae/L0kfA6+ds7nvXXdDz2fsWY+hJdOPbVLz72rolK8za9rPqhQur5TOM68dRkAPiPLmz1neQ6+i0s9
+        vbjLFj5ZSI08V0g3vpECTr7kVYe96vV3vhiRy75bcCQ+nXsqvvJsVb4Yk+u+JMJUvUreA76PJo6+j1aRvcsXn73dYgo+EBzsPn3Q
+        lL1HPbs8b2GIvdYKdjxflKm+p2DKuyyDl72HaO492S9jvo6xVzvc1bY+HaLDvd58oj2sToS+cK0fPS54dr40jtk+/k8QPezcIT7l
+        aQu9+icmveTZ5b0HLpE93mJnvMGXiT4/+Bi+xcz9Ps7VID6bDus9utPPPF6aD7+Ic8q+afHlPry0oT308AK8yXn3Pnx5QT606oC+
+        qg+fPnj6CT7QP2w8B+aGvu3lFz5ah48+2Ip9vXMUsT7QRdc8hIgBPaqEfT2Ys6w96Be+vKs23T6JcDe+mVilvRXNuj6qV/o8o7kS
+        PyvPgb6pnqe+EiFsvT5sEL51sbC92vKDvkatBr8efs8+W11ePk+l8D6tPXi92JHTPozoDr5IOQk+9b+6PsnIlz7xrLc9fnMAPiV3
+        nrzuSi49lgNLvjf8oj1j89y9zpmGPJRCQb0dNMO9RwAQPTSrID5zP/E6MFqEvs62Mz60gSG+xBNTPWYivL58BC49aHuuvpl2u74Q
+        YpG+ljpMPqpYDL/MtZw+c4RgvZT5qjkPqQ6+MiOfvV4SQL5aAKS9yIehvPYAn76Yj4S+DSyhvZn3NbvWRCO+D7mbvVTSxr1agc49
+        +cg7vpEibz6EYUc9AEkUvtAlzj14Q2U+DKe6Pjwu0D1n2Vc9SSLzPqemmT4lKpc9WF6ZvSeq0j6+fLk+7VLevkdfIb6m6Za+mc7i
+        vQef8b5Wrxg9i2t+vpTL6r7fEdq96ROovvSq3L5GvgO9ypVyvdaIoz4epTe+R8rpvkBf3D5zr4q+ZPaxPrU0Rr7f+sU+WK0mPhpR
+        9bz5ros8EX2QPkEj3D7dNk0+GtKSvfwWcj0quie/rseBvgxfPL6FGjK929ajvpC63T0/Ppi+aAL7vLvzLr6/S+C9rAjxPeVeMj5f
+        AZq+tSyPPWwvjL7eALY9CiJpvktQoD2JlmK9DT/dvhOxgb2n1yS+KVLSvfQ/hb6BhYY+GqItviKfhb6NsHy+23kgPv9XPr5J4Co+
+        5pI/Paf8ur69wyC9BZhavsw5cr7WcQi+LQKfPo9iTL71/CM9Vv8PPQSa675E4J09nUuPvpXyBD4V6To+UqFMPUow5buJ650+srbA
+        PX2yp70V1Qe+NEG3vO1b8b23GCW9tX6iPYeKPT4P+Ig98k18vX27sL2AAlQ+2GiYvtHYPL54Nnu+HHpTPVx8aD7EXEM6mJ7UPR8J
+        I71lwC09XrVMPfOUHL0UvAc+/hQ7vn7Gnb4xf2q+ymKTPGu50j4rnYo99AF9PoPWrr6WPqa+AVUzvmf8fz6sxtA845TuPdCxgb7U
+        mC8+H5NtPbxYQD5Anmq+57LnPpj/p7zDCSC+gpoWv1BbNL6tpXi+PQXdvciakz41BbQ+59MuPk63UbqoiDE+w7jHPcCUhL52Ypy9
+        UfL7va6Tnr72OL69xoiZPpcYGb5RRl67qemMvihsTz5SdjO+FUw9vgk9mb1tJ748BZ6SvsXJrLyZAJm+ES+ovlu48L3Ldn6+3pPy
+        PcDJpz7hoxO+p7DVPPvMNr9shVa+YO6/vsikwD7U1J6+8MzOPkzYczxkcMQ+bXZ0vtW3hL1S1pc9g0+YPY96lT6Kdaw+SHEpvY2W
+        zT6znRs++oK/PPXu+rtQrC8+AgsKPipchb47BNo9CnGJPRebPT6WJvs9W0kIvXTWHD+yxe+856azPvphTD62nnk9yg3+vAUZc76P
+        r+o9J2JyPX0loT3j+Qc+MwJWvmCRsD2/nYW+zDh8vYbEVj6dxzO+qkumvp3Y9D1TLIw+sBLFvrNTTr5lz8A9lMUfPsRFLj2tueI9
+        VyP1PrN4oz6s8UK+jdiOPQJ1AL5uo9U9koUcvosiXT5axuM9AWMVP4LwwD4YKsA9fwe7Pb26r70rwpC++tigParFTD48UEA+/ecq
+        vogahT7HCv89fOubvhPuOT60xme9Az+bPrCNqj3yJZS8arkcP1Guej7hyvQ9Tcb+Pq60Sz0+LP48ar0mvIyWvD5zCJ09PDkXPqdb
+        +D2GYJI8bjTPPHzuLz5AXJw+nxZ5PvDevj4tiAm+rKsyPi31hj4HSTQ+T7GoPQF0nD5RkEW8Wkx1PtxPjz4Sxu8+SYQavcMCKj1t
+        AJU+dRKUPKzDc7sRDkM+qFqsvru37T7OEjY9ZlFcPt/+hL6024A+hlbYPfWnej5de8A+HB5Gvqmej73iMNG9T6jNvgF7jr6e9ew9
+        0GJqPrsPi753mte+OoJ1PVM3Yr60PF093r0PPndseT4kQZQ9vCrcPYv3Ob22ko6+I0eiPG1Eo771Csy7uuZdvRiWm75gxja/VSg+
+        vjlT6z54kzY9XS66u87mOj7iF7k+sH9hvic0hL5usZQ+4u9zvrZqP75KGVu+Xsw/POk6Lb1tnIU9mAPzvedvrD5J2D29sbGwPauP
+        nr7Pbo886z5LPnRuuT4MrZM+Xa6bvXkL+j3IkQG7r4wKPsZY1b0aT+49Mo4pvion9z1lXxI+w6SVvTfFRL5L4L6+yKTqPomVnz3U
+        lUI9cYFnPWs7Lr4pR+89NFLQvnwW670Ke/o9y4N0PcDbxr1AHhq+ts6uvcppjzwg7j8+ruFyPjkxmD68XKA+A67AOp2ECj6sED8+
+        kRd/vdsoST5jXIk+bMuLPp6WiT7xGZ+9IPqOPdB21778C507OUGAvq8z573tdpM9Z+4mPldtGr6Yo/a9apQHPsthlL6E+XE7mO3l
+        PS57Mjzn1QW/jH2NPgUAgT1ur/c9we2tPdU3OL5Nbfa9DRGxPeg9971guMg+RWBkPoOI175zdE0/WNaGvo2wrb2JcJI6qEJuvXCZ
+        oruqK6a+jRrYPKPJQb6WwwE+lR3fPiwQo71lHTS+23tUPlO+bT5KCRu9anMavdPEKT3+IWg9uAN4PmxevT7xXfI9Y2LCPaGghz6f
+        1M2+oX0KvS3XvLzQC5s+IBibvkcLQD7de08+UqtzvqPVLj4vT7m7sewgPvVkFz0pCFA+jp0cPxYAXj0GAmU+3yE1Pn9zpD6MzA2+
+        lvSjPkYoXz6HTA8+d5hBPmPPqz3pduo+BVxdvuqEkr5J17c+lalPPqvIfL0+bM6+0LaFPhySi76ACr4+0ia0vYwZSD02r5W+WavR
+        vmGF6z2GsfU9dreCvtbyDL+j+7q+atMFPSx2F76iULu+Xe0lPi8Kb75cM52+HMVsvgDNjL48UN6+csNxPgaTF74SA4a+iniDPvBP
+        c74t6wE+5KChvVDBjD5QWEi+VCEavvi75L2ndYO9d5kiPuS6FzwjAUS+5ix0PmhYgD7x00i919GZvGzAur0Oygc+rHh2vnwoLr6F
+        Ala9FcOYvvvKZD3JBPo9xCkuvsLKH70vpAW6uRKcve+oMT4YF8I+8PjcvF+LY72lrDQ+IDpsvi83NTuQV4C+OsfWPdO8AL7gw9E8
+        7oRcPvhZCT7uY+68awyEvjorgL5Kkoy9OIoFvgE0hL6N2jQ7oucBvQntCb5nECk+Y0bju9sXRr5GfUq+ewS4Pr0PIz2WqVa9BS6u
+        vRnH5D3hPCk9gnulPrG3ej4KdmO9UwPyvjqia77Isgi9rKcYv8h7Bj62Jwm+X31avrgWmb5aSwq/L0qLvpeG970xlhE+N8iHPQ63
+        pD7LbCc/71oNvh2Mnj5Do9u9e6U+PrakD76+Xr88XOiTPsVy+D0B8TU+328YPr79+r6fAJo9F9EsvhEQ7L3Qd7Q9zO/hPdl+vL3k
+        sni9PVM4vV3yzr4e2oi+QHURPehjkb409GS+bB5DPhhRZL7DgZW+s8ssvKDaTL3PKnU+toWlvSM93z2lTng+RomcPiWfNT4wBqw+
+        a3C1PtpVsr1UBqc8M4VwPQOX873lJyw+IAIUPh3/Yb5vdRs+jyGLPFz4XzwVmIW9dv+Tvpkh3L0V7Pg9zwXUvp1vXj6BvOC+LEp+
+        PqidQz3hYeK+54oIvvcMbb5k9Kc9odzNvW760T6M/Qe//2FUvTikPr4OHes96RA6PutHyDxZ8ws+bF6KPh5x5rwQtK+9U8FyPUb8
+        4r1KSLa9WywmPpT3jD5MMls+l9X5u4l8JD0Az9C9ZjMHP8j1kz24QRW9ZUYmPE10Uz4cb6Q+/uPAPnYppz3XgE0+2Y1gvsKC/j0u
+        CPE+h01RvsmXkb1B9SS+SSCgPuNvUL4gZi8+fZGHvpxWr73DPSe+EEouvjodbj6xhI6+PNZsvhPNUj5coIE+5a+GPp2Tez3ZhrK+
+        fTpDPUrCGb8JWEM+Bsw2PvqcAT4kpZE7GMmbPi/dwb0HkYe+1nCWPuoFnT0Yn6u+t+LwvU4fwr1OpMe+a3clvpoMGT+bjIO9pqgQ
+        vnf7kT1m3VY+b15nPiwoUz4mxui+UoGmPpOddTx5QBo9ffNEPhWwgb68yKe9TyEevca/uj671Wu+pxGQvpDakz36nlw9fJB8voil
+        xL2cbz6+XK2/vacOjj7UuLA+y9SUPitjoL3T31G+r3vyPYZNLD2brr8+64qNvlNn273LY++9FGt2Po+Icr492ZY9UhHjvMqkOD4V
+        o0y+CJWfvJN9wrpLBYA+D1orvrb8h73u2Y++XZ70PbEMqT0CIRq+1B/PvuEWWz2XIP4+m/CZvknjjD2H5j69N7yrPG/jTT6zD9I8
+        ktPEviT+yj5t2ye+q2eVPt2Umr2MjxG+HAdHPuudz75w0xw51CSGPgRtur3svEO+3koGvKN7pT6qwxy+eTvjvrOVzzx83IM+ywe/
+        PiT8oD7fJEC9miWivq1jLD+CxRu9qwgIv8FSIj36zEw+T4rKvgSWTz0ulbs+hWrIPcidlj7FGt08vGDgvv4imj0pYsK+LAvYvUue
+        4j7q3F++AUCDvLgXsT59gkO9eqImvWPM2D4306k9829Xvuvvfr7fBhe+Zi5BPvcWgr1tU4O9LWGsvbDhurvnjLg9CV+wvWfEST6W
+        aye9Z1R5PbB8Wb2k6Zw+9GmdvX0ddr7AtUU9AmrPPQelLT7K99K+ZMmoPeBa5rxdVgI9cFbOPdrQR773awo+wKNqPvuakr5LqMY7
+        3PXEvf/qAz/OsHK+1aFWPFBBhb7+rfq8QgIWPqMrCj9hMTo9iqSLvhX3A743Djc+NqPWPWupCL2yDW++0oU/vgTnDb7nIbM9MXTe
+        PYp5Pr1zyOU9DITlvIr6JL6bxD2+UgqpvXTXI76UOn0+m6mkPvhKUL59kTm+vsMEvPHanz0NXBA+ZReGPquR2r6tcQM++/movt6m
+        8T7xp3G9VtuDvUR3Br3aRke+54QdPme+H74LPXy9seSTPiMXZr59Zm+8ZLkmPqZDtT26xKu+vTyGPmtXwD6CxUS+sC6GviRhDj7X
+        wYQ+ejMRvV34rL1IL+C+besrPJrqZj7gGEw+a7CpPjKmgD54Uqe+8rwpvsWqBr6FILM+3mKvvgUp6r2uGsO+oYFnPQOMtDxWOao+
+        JTixvQ7P1r6vm4A+un2jPqSsfL1sto0+UQ0wPkKNU77mzdE96Ww3OxXo5zuDS2C9
+        """)
 }

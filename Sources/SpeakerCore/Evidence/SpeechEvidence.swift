@@ -64,6 +64,9 @@ struct SpeechEvidence {
     private var resume = ResumeGate()
     /// The learned speech model's state for this stream, when the engine runs the model.
     private var modelState: SpeechModelState?
+    /// With the model: the share of sounding frames over about the last half second (τ 0.5 s), as
+    /// `SoundContext.recentSounding` keeps it for the classifier (the onset rule, `onsetContext`).
+    private var recentSounding: Float = 0
 
     /// A stream's stage before its first frame.
     /// - Parameter model: the learned speech model the engine runs instead of the sound classifier, or
@@ -95,10 +98,13 @@ struct SpeechEvidence {
             // The model hears every frame (its state carries the stream's recent past); its answer
             // rules the sounding frames.
             if let answer = model.push(features, state: &modelState!) { classes = answer }
-            if features.segmentalSNR >= SoundContext.soundingSNR {
+            let sounding = features.segmentalSNR >= SoundContext.soundingSNR
+            recentSounding = SoundContext.slow * recentSounding + (sounding ? 1 - SoundContext.slow : 0)
+            if sounding {
                 musicAverage += Self.musicAveraging * (classes.music - musicAverage)
-                speechLike = classes.speech >= configuration.speechProbability
-                    && (configuration.musicVeto >= 1 || musicAverage < configuration.musicVeto)
+                speechLike = recentSounding < Self.onsetContext
+                    || (classes.speech >= configuration.speechProbability
+                        && (configuration.musicVeto >= 1 || musicAverage < configuration.musicVeto))
             }
             guard !held && !tonal && speechLike else { return Verdict() }
             return Verdict(
