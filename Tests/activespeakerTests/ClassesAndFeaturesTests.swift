@@ -49,6 +49,39 @@ import TestSupport
         }
     }
 
+    @Test func frameLayoutWritesEachFramesOwnFeatures() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let result = try CLI.run(["features", "--layout", "frame", "--out", directory.path("out")] + meeting)
+        #expect(result.status == 0, "\(result.stderr)")
+        let width = 42
+        let data = try Data(contentsOf: URL(fileURLWithPath: directory.path("out/alice.f32")))
+        #expect(data.count == 2000 * width * 4, "20 s = 2,000 frames of 42 float32 values")
+        let values = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        // Column 32 is the hop's energy in dBFS, column 39 the periodicity (0…1): a talker is heard.
+        let energies = stride(from: 32, to: values.count, by: width).map { values[$0] }
+        let periodicities = stride(from: 39, to: values.count, by: width).map { values[$0] }
+        #expect(try #require(energies.max()) > -40)
+        #expect(periodicities.allSatisfy { $0 >= 0 && $0 <= 1 })
+        #expect(try #require(periodicities.max()) > 0.5)
+    }
+
+    @Test func anUnknownLayoutIsAUsageError() throws {
+        let result = try CLI.run(["features", "--layout", "rows", "--out", "/tmp/unused"] + meeting)
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--layout"))
+    }
+
+    /// The speech model runs through the whole CLI and changes what is found (it replaces the classifier).
+    @Test func theSpeechModelCanBeTurnedOn() throws {
+        let plain = try CLI.run(["detect", "--classes", "100"] + meeting)
+        let model = try CLI.run(["detect", "--classes", "100", "--config", "vad.speechModel=true"] + meeting)
+        #expect(plain.status == 0 && model.status == 0, "\(model.stderr)")
+        #expect(model.stdout.contains("\"type\":\"dominant\",\"stream\":\"alice\""))
+        #expect(model.stdout.contains("\"type\":\"classes\""))
+        #expect(plain.stdout != model.stdout)  // the classes come from the model, not the classifier
+    }
+
     @Test func featuresOfABadFileFailsAndWritesNothing() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
