@@ -103,6 +103,38 @@ import TestSupport
         #expect(answers == 4)
     }
 
+    /// With the model on, the engine's tick still allocates nothing once warm, and the model answers.
+    @Test func anEngineWithTheModelAllocatesNothingPerTick() throws {
+        var configuration = EngineConfiguration()
+        configuration.vad.speechModel = true
+        let engine = try Engine(configuration: configuration)
+        let room = engine.addRoom(name: "r")
+        let voices = (0..<3).map { Synthesis.voice(seconds: 3, f0: 110 + 50 * Double($0), levelDBFS: -25, seed: UInt64($0)) }
+        let ids = (0..<3).map { engine.addStream(name: "s\($0)", room: room) }
+        var allocations = 0
+        func run(_ frames: Range<Int>) {
+            for frame in frames {
+                for index in voices.indices {
+                    voices[index].withUnsafeBufferPointer { samples in
+                        let hop = UnsafeBufferPointer(rebasing: samples[frame * 160..<(frame + 1) * 160])
+                        let before = allocation_counter_current_thread()
+                        engine.submit(hop, to: ids[index])
+                        allocations += allocation_counter_current_thread() - before
+                    }
+                }
+                let before = allocation_counter_current_thread()
+                engine.tick()
+                engine.consumeEvents { _ in }
+                allocations += allocation_counter_current_thread() - before
+            }
+        }
+        run(0..<20)
+        allocations = 0
+        run(20..<290)
+        #expect(allocations == 0)
+        #expect(engine.soundClasses(of: ids[0]) != SoundClasses())
+    }
+
     /// The vector exponential against Foundation's, from the underflow clamp to the overflow clamp.
     @Test func exponentialIsAccurate() {
         var largest: Double = 0
