@@ -7,7 +7,9 @@
 /// - `ResumeGate`: a sound that follows digital silence is held until it shows whether it is steady;
 /// - `SustainedToneDetector`: a stream mostly steady over the last 320 ms plays music or a tone;
 /// - the sound classifier (when configured), on sounding frames once the stream has sounded for a
-///   moment: the frame's speech probability, and the stream's music probability averaged over ~1 s.
+///   moment: the frame's speech probability, and the stream's music probability averaged over ~1 s;
+/// - or, instead of the classifier, the learned speech model (`SpeechModel`, `vad.speechModel`), which
+///   hears every frame and is judged the same way.
 ///
 /// The stage owns this state per stream; the engine gives it each analysed frame. Real-time safe.
 struct SpeechEvidence {
@@ -100,35 +102,34 @@ struct SpeechEvidence {
             if let answer = model.push(features, state: &modelState!) { classes = answer }
             let sounding = features.segmentalSNR >= SoundContext.soundingSNR
             recentSounding = SoundContext.slow * recentSounding + (sounding ? 1 - SoundContext.slow : 0)
-            if sounding {
-                musicAverage += Self.musicAveraging * (classes.music - musicAverage)
-                speechLike = recentSounding < Self.onsetContext
-                    || (classes.speech >= configuration.speechProbability
-                        && (configuration.musicVeto >= 1 || musicAverage < configuration.musicVeto))
+            if sounding { speechLike = judgeClasses(recentSounding: recentSounding, configuration) }
+        } else {
+            updateContext(features)
+            // The classifier judges sounding frames only (no other frame can be speech evidence), once
+            // the stream has sounded for a moment.
+            if let classifier, features.segmentalSNR >= SoundContext.soundingSNR {
+                classifierCountdown -= 1
+                if classifierCountdown <= 0 {
+                    classes = classifier.classify(context.input)
+                    classifierCountdown = configuration.classifierInterval
+                }
+                speechLike = judgeClasses(recentSounding: context.recentSounding, configuration)
             }
-            guard !held && !tonal && speechLike else { return Verdict() }
-            return Verdict(
-                voiced: VoiceActivityDetector.isVoiced(features, configuration),
-                continues: VoiceActivityDetector.continuesSpeech(features, configuration))
-        }
-        updateContext(features)
-        // The classifier judges sounding frames only (no other frame can be speech evidence), once the
-        // stream has sounded for a moment.
-        if let classifier, features.segmentalSNR >= SoundContext.soundingSNR {
-            classifierCountdown -= 1
-            if classifierCountdown <= 0 {
-                classes = classifier.classify(context.input)
-                classifierCountdown = configuration.classifierInterval
-            }
-            musicAverage += Self.musicAveraging * (classes.music - musicAverage)
-            speechLike = context.recentSounding < Self.onsetContext
-                || (classes.speech >= configuration.speechProbability
-                    && (configuration.musicVeto >= 1 || musicAverage < configuration.musicVeto))
         }
         guard !held && !tonal && speechLike else { return Verdict() }
         return Verdict(
             voiced: VoiceActivityDetector.isVoiced(features, configuration),
             continues: VoiceActivityDetector.continuesSpeech(features, configuration))
+    }
+
+    /// A sounding frame, judged by the last answer (`classes`) of the classifier or the model: speech-like
+    /// while the sound is too new to judge (`onsetContext`), or when the answer's speech probability is high
+    /// enough and the stream is not playing music (its music average, updated here, under the veto).
+    private mutating func judgeClasses(recentSounding: Float, _ configuration: VoiceActivityConfiguration) -> Bool {
+        musicAverage += Self.musicAveraging * (classes.music - musicAverage)
+        return recentSounding < Self.onsetContext
+            || (classes.speech >= configuration.speechProbability
+                && (configuration.musicVeto >= 1 || musicAverage < configuration.musicVeto))
     }
 
     /// Gives a frame to the classifier's context; digital silence inside a sound only once it has lasted
