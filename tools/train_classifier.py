@@ -59,27 +59,30 @@ def log(message: str) -> None:
 # Data
 
 
-def features_of(binary: Path, folder: Path, cache: Path) -> dict[str, np.ndarray]:
-    """Runs `activespeaker features` over the folder's WAV files (once; cached by content hash)."""
+def features_of(binary: Path, folder: Path, cache: Path, layout: str = "context",
+                width: int = INPUTS) -> dict[str, np.ndarray]:
+    """Runs `activespeaker features --layout LAYOUT` over the folder's WAV files (once; cached by content
+    hash): rows of `width` values per file. tools/train_speech_model.py reads the frame layout with it."""
     wavs = sorted(folder.glob("*.wav"))
     if not wavs:
-        raise SystemExit(f"train_classifier: no .wav files in {folder}")
+        raise SystemExit(f"{Path(sys.argv[0]).name}: no .wav files in {folder}")
     digest = hashlib.sha256()
     digest.update(binary.read_bytes())
+    digest.update(layout.encode())
     for wav in wavs:
         digest.update(wav.name.encode())
         digest.update(wav.read_bytes())
     out = cache / f"{folder.name}-{digest.hexdigest()[:16]}"
     if not (out / ".done").exists():
         out.mkdir(parents=True, exist_ok=True)
-        log(f"features: {len(wavs)} files of {folder}")
+        log(f"features ({layout}): {len(wavs)} files of {folder}")
         # With the classifier off, so that the inputs do not depend on the model being replaced (through
         # the utterance state, which decides which quiet frames are analysed in full): retraining
         # reproduces the same weights whatever model the binary ships.
-        subprocess.run([str(binary), "features", "--config", "vad.classifier=false", "--out", str(out),
-                        *map(str, wavs)], check=True)
+        subprocess.run([str(binary), "features", "--layout", layout, "--config", "vad.classifier=false",
+                        "--out", str(out), *map(str, wavs)], check=True)
         (out / ".done").write_text("")
-    return {wav.stem: np.fromfile(out / f"{wav.stem}.f32", dtype="<f4").reshape(-1, INPUTS) for wav in wavs}
+    return {wav.stem: np.fromfile(out / f"{wav.stem}.f32", dtype="<f4").reshape(-1, width) for wav in wavs}
 
 
 def load_set(binary: Path, folder: Path, cache: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

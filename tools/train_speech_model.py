@@ -46,6 +46,9 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import train_classifier  # noqa: E402
+
 COLUMNS = 42                     # FrameFeatures.columnCount
 CLASSES = ["none", "speech", "music", "sound"]
 REPO = Path(__file__).resolve().parent.parent
@@ -76,23 +79,7 @@ def log(message: str) -> None:
 
 def features_of(binary: Path, folder: Path, cache: Path) -> dict[str, np.ndarray]:
     """`activespeaker features --layout frame` of the folder's WAV files (once; cached by content hash)."""
-    wavs = sorted(folder.glob("*.wav"))
-    if not wavs:
-        raise SystemExit(f"train_speech_model: no .wav files in {folder}")
-    digest = hashlib.sha256()
-    digest.update(binary.read_bytes())
-    for wav in wavs:
-        digest.update(wav.name.encode())
-        digest.update(str(wav.stat().st_size).encode())
-        digest.update(str(wav.stat().st_mtime_ns).encode())
-    out = cache / f"{folder.name}-{digest.hexdigest()[:16]}"
-    if not (out / ".done").exists():
-        out.mkdir(parents=True, exist_ok=True)
-        log(f"features: {len(wavs)} files of {folder}")
-        subprocess.run([str(binary), "features", "--layout", "frame", "--config", "vad.classifier=false",
-                        "--out", str(out), *map(str, wavs)], check=True)
-        (out / ".done").write_text("")
-    return {wav.stem: np.fromfile(out / f"{wav.stem}.f32", dtype="<f4").reshape(-1, COLUMNS) for wav in wavs}
+    return train_classifier.features_of(binary, folder, cache, layout="frame", width=COLUMNS)
 
 
 def digits(path: Path) -> np.ndarray:

@@ -7,12 +7,7 @@ import TestSupport
 /// The learned speech model (issue 30): its inference against the training script, its kernels, and
 /// its real-time safety.
 @Suite struct SpeechModelTests {
-    static func floats(_ base64: String) -> [Float] {
-        let data = Data(base64Encoded: base64, options: .ignoreUnknownCharacters)!
-        return data.withUnsafeBytes { raw in
-            (0..<data.count / 4).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self))) }
-        }
-    }
+    static func floats(_ base64: String) -> [Float] { [Float](littleEndianBase64: base64)! }
 
     /// A frame whose columns are `row` (the inverse of `FrameFeatures.column`).
     static func frame(_ row: ArraySlice<Float>) -> FrameFeatures {

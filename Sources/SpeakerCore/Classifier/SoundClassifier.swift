@@ -38,12 +38,34 @@ public struct SoundClassifierModel: Sendable {
         self.layers = layers
         self.corpus = corpus
         self.metrics = metrics
-        guard let data = Data(base64Encoded: base64), data.count == 4 * weights else {
+        guard let decoded = [Float](littleEndianBase64: base64), decoded.count == weights else {
             preconditionFailure("SoundClassifierModel: the shipped weights do not decode to \(weights) floats")
         }
-        parameters = data.withUnsafeBytes { raw in
-            (0..<weights).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self))) }
+        parameters = decoded
+    }
+}
+
+extension Array where Element == Float {
+    /// The float32 values of shipped weights: base64 of little-endian floats, line breaks and spaces
+    /// skipped; nil if it is not base64 or not a whole number of floats.
+    init?(littleEndianBase64 base64: String) {
+        guard let data = Data(base64Encoded: base64, options: .ignoreUnknownCharacters), data.count % 4 == 0 else {
+            return nil
         }
+        self = data.withUnsafeBytes { raw in
+            (0..<data.count / 4).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self))) }
+        }
+    }
+}
+
+extension SoundClasses {
+    /// The softmax of four logits (none, speech, music, sound), shifted by the largest so no exponential
+    /// overflows.
+    init(logits: SIMD4<Float>) {
+        let top = logits.max()
+        var e = SIMD4<Float>()
+        for k in 0..<4 { e[k] = expf(logits[k] - top) }
+        self.init(probabilities: e / e.sum())
     }
 }
 
@@ -152,10 +174,6 @@ public final class SoundClassifier: Sendable {
             }
         }
         b3.withUnsafeBytes { b in logits += b.loadUnaligned(fromByteOffset: 0, as: SIMD4<Float>.self) }
-        // Softmax, shifted by the largest logit so no exponential overflows.
-        let top = logits.max()
-        var e = SIMD4<Float>()
-        for k in 0..<4 { e[k] = expf(logits[k] - top) }
-        return SoundClasses(probabilities: e / e.sum())
+        return SoundClasses(logits: logits)
     }
 }

@@ -34,12 +34,10 @@ public struct SpeechModelWeights: Sendable {
         self.corpus = corpus
         self.metrics = metrics
         let count = Self.parameterCount(inputs: columns.count * stride, hidden: hidden)
-        guard let data = Data(base64Encoded: base64, options: .ignoreUnknownCharacters), data.count == 4 * count else {
+        guard let decoded = [Float](littleEndianBase64: base64), decoded.count == count else {
             preconditionFailure("SpeechModelWeights: the weights do not decode to \(count) floats")
         }
-        parameters = data.withUnsafeBytes { raw in
-            (0..<count).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self))) }
-        }
+        parameters = decoded
     }
 }
 
@@ -76,7 +74,7 @@ public struct SpeechModelState: Sendable {
 ///   P = softmax(Wo·h + bo)  over none, speech, music, sound.
 ///
 /// Parameters, float32: Wx (3H gates × D inputs) stored in 16-unit blocks, each block input by input;
-/// the gate biases (3H: br, bz, bn, the hidden biases of r and z already added); bhn (H); Ux (3H × H)
+/// the gate biases (3H: br, bz, bn, the hidden biases of r and z already added); bhn (H); U (3H × H)
 /// in 16-unit blocks, hidden unit by unit; Wo (H × 4, unit by unit); bo (4).
 ///
 /// Shared, immutable: one instance serves every worker. Real-time safe: `push` allocates nothing,
@@ -175,10 +173,7 @@ public final class SpeechModel: Sendable {
                 }
             }
         }
-        let top = logits.max()
-        var e = SIMD4<Float>()
-        for k in 0..<4 { e[k] = expf(logits[k] - top) }
-        return SoundClasses(probabilities: e / e.sum())
+        return SoundClasses(logits: logits)
     }
 
     /// out[b·16 ..< b·16+16] = Σᵢ W[b][i] · x[i] (+ bias), for `blocks` blocks of 16 outputs.

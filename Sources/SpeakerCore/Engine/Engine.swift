@@ -66,10 +66,9 @@ public final class Engine {
     private var threads: [WorkerThread] = []
     private let workersDone = PhaseCompletion()
     private let levelSmoothing: Float
-    /// The sound classifier, when `configuration.vad.classifier` is on.
+    /// The sound classifier, when `configuration.vad.classifier` is on and the learned speech model
+    /// (which each stream's `SpeechEvidence` then runs, `configuration.vad.speechModel`) is not.
     private let classifier: SoundClassifier?
-    /// The learned speech model, when `configuration.vad.speechModel` is on (it replaces the classifier).
-    private let speechModel: SpeechModel?
 
     /// Makes an engine.
     /// - Parameters:
@@ -87,8 +86,7 @@ public final class Engine {
         shards = (0..<workers).map { _ in Shard(overSubtraction: configuration.vad.overSubtraction) }
         let hop = AnalysisFormat.hopDuration
         levelSmoothing = Float(exp(-hop / configuration.levelTimeConstant))
-        speechModel = configuration.vad.speechModel ? SpeechModel.shipped : nil
-        classifier = configuration.vad.classifier && speechModel == nil ? SoundClassifier.shipped : nil
+        classifier = configuration.vad.classifier && !configuration.vad.speechModel ? SoundClassifier.shipped : nil
         for index in 1..<max(1, workers) {
             threads.append(WorkerThread(name: "activespeaker-\(index)", done: workersDone) { [unowned self] in
                 self.work(worker: index)
@@ -459,8 +457,7 @@ public final class Engine {
         let verdict = channel.pending.withUnsafeBufferPointer { hop in
             channel.evidence.judge(
                 features, hop: hop, previousSample: previousSample, speaking: channel.talker.vad.speaking,
-                noise: &channel.spectral.noise, classifier: classifier, model: speechModel,
-                configuration: configuration.vad)
+                noise: &channel.spectral.noise, classifier: classifier, configuration: configuration.vad)
         }
         assert(channel.prefetchTargetsHold, "a stream's buffers moved: StreamChannel.prefetch would miss them")
         channel.talker.hear(

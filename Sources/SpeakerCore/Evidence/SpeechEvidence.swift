@@ -64,8 +64,8 @@ struct SpeechEvidence {
     private(set) var musicAverage: Float = 0
     private var tone = SustainedToneDetector()
     private var resume = ResumeGate()
-    /// The learned speech model's state for this stream, when the engine runs the model.
-    private var modelState: SpeechModelState?
+    /// The learned speech model and this stream's state in it, when the engine runs the model.
+    private var model: (model: SpeechModel, state: SpeechModelState)?
     /// With the model: the share of sounding frames over about the last half second (τ 0.5 s), as
     /// `SoundContext.recentSounding` keeps it for the classifier (the onset rule, `onsetContext`).
     private var recentSounding: Float = 0
@@ -74,7 +74,7 @@ struct SpeechEvidence {
     /// - Parameter model: the learned speech model the engine runs instead of the sound classifier, or
     ///   nil; its per-stream state is made here, so that judging allocates nothing.
     init(model: SpeechModel? = nil) {
-        modelState = model.map { SpeechModelState(model: $0) }
+        self.model = model.map { ($0, SpeechModelState(model: $0)) }
     }
 
     /// Judges one analysed frame.
@@ -85,21 +85,19 @@ struct SpeechEvidence {
     ///   - speaking: the stream is inside an utterance.
     ///   - noise: the stream's noise tracker, which forgets a silence the stream has left when the sound
     ///     after it proves steady.
-    ///   - classifier: the sound classifier, or nil for the rules alone.
-    ///   - model: the learned speech model, which replaces the classifier; the stage must have been
-    ///     made with it.
+    ///   - classifier: the sound classifier, or nil for the rules alone; not asked when the stage was made
+    ///     with the speech model.
     mutating func judge(
         _ features: FrameFeatures, hop: UnsafeBufferPointer<Float>, previousSample: Float, speaking: Bool,
-        noise: inout NoiseTracker, classifier: SoundClassifier?, model: SpeechModel? = nil,
-        configuration: VoiceActivityConfiguration
+        noise: inout NoiseTracker, classifier: SoundClassifier?, configuration: VoiceActivityConfiguration
     ) -> Verdict {
         let held = configuration.resumeGate && resumeGateHolds(features, hop: hop, previousSample: previousSample, speaking: speaking, noise: &noise)
         let tonal = tone.update(features, configuration: configuration)
         var speechLike = true
-        if let model {
+        if let speechModel = model?.model {
             // The model hears every frame (its state carries the stream's recent past); its answer
             // rules the sounding frames.
-            if let answer = model.push(features, state: &modelState!) { classes = answer }
+            if let answer = speechModel.push(features, state: &model!.state) { classes = answer }
             let sounding = features.segmentalSNR >= SoundContext.soundingSNR
             recentSounding = SoundContext.slow * recentSounding + (sounding ? 1 - SoundContext.slow : 0)
             if sounding { speechLike = judgeClasses(recentSounding: recentSounding, configuration) }
