@@ -10,14 +10,19 @@ meeting's layout), this scores, on 10 ms frames:
 * ActiveSpeaker: `activespeaker detect --rttm` with the default settings (speech segments, and the
   dominant-speaker events from its output);
 * the other systems whose RTTM files tools/compare_vads.py wrote (--systems DIR/<dataset>/<system>/):
-  Silero VAD and WebRTC VAD's default (mode 0, 30 ms) and most aggressive (mode 3, 10 ms) settings.
+  Silero VAD in its three forms (``silero``: the raw model, a 32 ms window is speech at probability
+  >= 0.5; ``silero-causal``: the package's streaming VADIterator, window by window; ``silero-offline``:
+  the package's get_speech_timestamps, which looks ahead; see compare_vads.py), TEN VAD, and WebRTC
+  VAD's default (mode 0, 30 ms) and most aggressive (mode 3, 10 ms) settings. A system whose folder is
+  missing is left out of the table.
 
 Rows:
-  music alone -> speech     share of music-only frames (owner silent) marked speech (lower is better)
-  music mic holds floor     share of those frames where that microphone is the dominant speaker (ours)
-  speech under music recall share of the owner's speech frames under music marked speech
-  sounds -> speech          share of other-sound frames (owner silent) marked speech
-  F1 <language> / <layout>  own-speech frame F1 of the streams of that language / layout
+  music alone -> speech      share of music-only frames (owner silent) marked speech (lower is better)
+  music mic holds the floor  share of those frames where that microphone is the dominant speaker (ours)
+  speech under music recall  share of the owner's speech frames under music marked speech
+  sounds -> speech           share of other-sound frames (owner silent) marked speech
+  sounds mic holds the floor share of those frames where that microphone is the dominant speaker (ours)
+  F1 <language> / <layout>   own-speech frame F1 of the streams of that language / layout
 
 Usage:
   python3 tools/condition_tables.py --binary .build/release/activespeaker \\
@@ -42,7 +47,9 @@ from vad_error_breakdown import frames_of, read_rttm  # noqa: E402
 
 FPS = 100
 AUDIO_EXTENSIONS = {".flac", ".wav", ".ogg", ".opus"}
-OTHER_SYSTEMS = [("silero", "Silero VAD"), ("webrtc-m0-30ms", "WebRTC default"), ("webrtc-m3-10ms", "WebRTC mode 3")]
+OTHER_SYSTEMS = [("silero", "Silero raw (0.5 per window)"), ("silero-causal", "Silero VADIterator (causal)"),
+                 ("silero-offline", "Silero timestamps (offline)"), ("ten-vad", "TEN VAD"),
+                 ("webrtc-m0-30ms", "WebRTC default"), ("webrtc-m3-10ms", "WebRTC mode 3")]
 
 
 def run_engine(binary: str, meeting: Path, files: list[Path], config: list[str]) -> tuple[dict, list[tuple[float, str | None]]]:
@@ -123,6 +130,7 @@ def score(binary: str, dataset: Path, systems_dir: Path | None, tally: Tally, co
             sounds = frames_of(info.get("sounds", []), n) & ~own
             holds = floor_frames(floor, stream, n)
             tally.add("music mic holds the floor", "ours", int((holds & music).sum()), int(music.sum()))
+            tally.add("sounds mic holds the floor", "ours", int((holds & sounds).sum()), int(sounds.sum()))
             for system, segments in hypotheses.items():
                 marked = frames_of(segments.get(stream, []), n)
                 tally.add("music alone -> speech", system, int((marked & music).sum()), int(music.sum()))
