@@ -22,6 +22,9 @@ Rows:
   speech under music recall  share of the owner's speech frames under music marked speech
   sounds -> speech           share of other-sound frames (owner silent) marked speech
   sounds mic holds the floor share of those frames where that microphone is the dominant speaker (ours)
+    ...: marked speech       of the same frames: held while ours marks them speech (the sound taken for speech)
+    ...: unmarked, <= 1.5 s  held while not marked speech, within 1.5 s after the owner's own speech (the
+                             floor's tail: the VAD's hangover and the floor's release)
   F1 <language> / <layout>   own-speech frame F1 of the streams of that language / layout
 
 Usage:
@@ -78,6 +81,18 @@ def floor_frames(floor: list[tuple[float, str | None]], stream: str, n: int) -> 
     return mask
 
 
+# Frames after the owner's last speech frame that count as the floor's tail (1.5 s: the VAD's hangover and
+# the floor's release, 0.4 + 1.0 s, with a margin).
+TAIL_FRAMES = 150
+
+
+def after_own_speech(own: np.ndarray, frames: int) -> np.ndarray:
+    """Frames within `frames` after a frame of `own` (and not in it)."""
+    index = np.where(own, np.arange(len(own)), -10 * frames)
+    last = np.maximum.accumulate(index)
+    return ~own & (np.arange(len(own)) - last <= frames)
+
+
 class Tally:
     def __init__(self):
         self.counts: dict[tuple[str, str], list[float]] = {}
@@ -129,8 +144,14 @@ def score(binary: str, dataset: Path, systems_dir: Path | None, tally: Tally, co
             under = frames_of(info.get("speech_under_music", []), n) & own
             sounds = frames_of(info.get("sounds", []), n) & ~own
             holds = floor_frames(floor, stream, n)
-            tally.add("music mic holds the floor", "ours", int((holds & music).sum()), int(music.sum()))
-            tally.add("sounds mic holds the floor", "ours", int((holds & sounds).sum()), int(sounds.sum()))
+            marked_ours = frames_of(ours.get(stream, []), n)
+            tail = after_own_speech(own, TAIL_FRAMES) & ~marked_ours
+            for kind, frames in (("music", music), ("sounds", sounds)):
+                held = holds & frames
+                tally.add(f"{kind} mic holds the floor", "ours", int(held.sum()), int(frames.sum()))
+                tally.add(f"{kind} mic holds the floor: marked speech", "ours", int((held & marked_ours).sum()), int(frames.sum()))
+                tally.add(f"{kind} mic holds the floor: unmarked, <= 1.5 s after own speech", "ours",
+                          int((held & tail).sum()), int(frames.sum()))
             for system, segments in hypotheses.items():
                 marked = frames_of(segments.get(stream, []), n)
                 tally.add("music alone -> speech", system, int((marked & music).sum()), int(music.sum()))
