@@ -184,12 +184,18 @@ import TestSupport
     /// starting is not speech (issue 13: without the engine's resume gate each stream "speaks" for about
     /// 50 ms as it starts). The server names the speakers `detect` names on the same files, in the same
     /// order. `resumeGate: false` (the engine before the fix) shows that the test can fail.
+    ///
+    /// The three files start playing at one instant, 3 s after the test starts, whenever each client's
+    /// join completes (`CustomMicrophoneTrack.file(startAt:)`), so that they play in step as `detect`
+    /// reads them: on a loaded CI run (2026-12-05) the joins, each starting its file at once, were far
+    /// enough apart that alice's first turn overlapped carol's and was never named.
     @Test(arguments: [true, false])
     func aCallOfRealRecordingsNamesWhomDetectNames(resumeGate: Bool) async throws {
         let names = ["alice", "bob", "carol"]
         let paths = names.map { FixturePaths.file("meetings/m1-clean/\($0).flac") }
         let expected = try Self.detectSequence(names: names, streams: loadStreams(paths: paths).map(\.samples))
         #expect(expected.first == "bob", "detect: \(expected)")
+        let startAt = Date().addingTimeInterval(3)
 
         let recordings = FileManager.default.temporaryDirectory.appendingPathComponent("call-recording-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: recordings) }
@@ -198,7 +204,7 @@ import TestSupport
         let server = try CallTestServer.server(recordingDirectory: recordings, engine: engine)
         defer { server.stop() }
         let (meetings, logs) = Self.loggedMeetings(server, try zip(names, paths).map { name, path in
-            (name, CustomMicrophoneTrack(source: try FileMicrophone(path: path), label: name))
+            (name, try CustomMicrophoneTrack.file(path, startAt: startAt))
         })
         try await Self.joinTogether(meetings)
         let last = try #require(expected.last)
@@ -214,7 +220,9 @@ import TestSupport
         server.stop()
 
         // Speech in each stream's first second (bob's first words are 1.24 s into his file, the others'
-        // later): the room's noise starting, taken for speech.
+        // later): the room's noise starting, taken for speech. A stream starts where its recording (from
+        // its client's join, silent until the first packet) first carries the room's noise (RMS 0.002 to
+        // 0.005 in the files' first 0.5 s).
         let folder = recordings + "/room"
         let speech = try RTTM.parse(String(contentsOfFile: folder + "/speech.rttm", encoding: .utf8))
         let events = try String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8)
@@ -228,9 +236,18 @@ import TestSupport
             if type == "participant-joined", let name = object["participant"] as? String { joined[name] = joined[name] ?? time }
         }
         let roomOpened = try #require(opened, "\(events)")
-        let early = names.flatMap { name -> [String] in
-            guard let start = joined[name].map({ $0 - roomOpened }) else { return ["\(name) never joined"] }
-            return speech.filter { $0.speaker == name && $0.start < start + 1 }.map { "\(name) \($0.start)–\($0.end) s (joined \(start) s)" }
+        let early = try names.flatMap { name -> [String] in
+            guard let join = joined[name].map({ $0 - roomOpened }) else { return ["\(name) never joined"] }
+            let recorded = try AudioFile(path: folder + "/\(name).opus").readAllChannels()[0]
+            let block = 320
+            let firstSound = stride(from: 0, to: recorded.count - block, by: block).first { offset in
+                recorded[offset..<offset + block].reduce(0) { $0 + $1 * $1 } / Float(block) > 0.0005 * 0.0005
+            }
+            guard let firstSound else { return ["\(name): no sound recorded"] }
+            let start = join + Double(firstSound) / 16000
+            return speech.filter { $0.speaker == name && $0.start < start + 1 }.map {
+                "\(name) \($0.start)–\($0.end) s (joined \(join) s, sound from \(start) s)"
+            }
         }
         if resumeGate {
             #expect(early.isEmpty, "speech as the streams start: \(early)")
