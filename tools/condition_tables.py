@@ -25,6 +25,11 @@ Rows:
     ...: marked speech       of the same frames: held while ours marks them speech (the sound taken for speech)
     ...: unmarked, <= 1.5 s  held while not marked speech, within 1.5 s after the owner's own speech (the
                              floor's tail: the VAD's hangover and the floor's release)
+    ...: reference says not  held where floor.rttm does not give that microphone the floor (the floor
+                             reference keeps a turn until the next one or 1.0 s into the room's silence,
+                             so most of the tail is the reference's own)
+    ...: reference names another  of those, held where floor.rttm names another participant (the floor
+                             not yet handed to the next talker); the rest the reference gives nobody
   F1 <language> / <layout>   own-speech frame F1 of the streams of that language / layout
 
 Usage:
@@ -130,6 +135,7 @@ def score(binary: str, dataset: Path, systems_dir: Path | None, tally: Tally, co
         duration = max(float(subprocess.run(["soxi", "-D", str(f)], capture_output=True, text=True).stdout) for f in files)
         n = int(round(duration * FPS))
         reference = read_rttm(meeting / "speech.rttm")
+        floor_reference = read_rttm(meeting / "floor.rttm") if (meeting / "floor.rttm").exists() else {}
         ours, floor = run_engine(binary, meeting, files, config)
         hypotheses = {"ours": ours}
         if systems_dir is not None:
@@ -146,12 +152,23 @@ def score(binary: str, dataset: Path, systems_dir: Path | None, tally: Tally, co
             holds = floor_frames(floor, stream, n)
             marked_ours = frames_of(ours.get(stream, []), n)
             tail = after_own_speech(own, TAIL_FRAMES) & ~marked_ours
+            # Where the floor reference itself gives this microphone the floor: its owner's turn runs on
+            # until the next turn or 1.0 s into a silence of the whole room (make_meetings.floor_reference).
+            referenced = frames_of(floor_reference.get(stream, []), n)
+            someone_else = np.zeros(n, dtype=bool)
+            for other, segments in floor_reference.items():
+                if other != stream:
+                    someone_else |= frames_of(segments, n)
             for kind, frames in (("music", music), ("sounds", sounds)):
                 held = holds & frames
                 tally.add(f"{kind} mic holds the floor", "ours", int(held.sum()), int(frames.sum()))
                 tally.add(f"{kind} mic holds the floor: marked speech", "ours", int((held & marked_ours).sum()), int(frames.sum()))
                 tally.add(f"{kind} mic holds the floor: unmarked, <= 1.5 s after own speech", "ours",
                           int((held & tail).sum()), int(frames.sum()))
+                tally.add(f"{kind} mic holds the floor: the floor reference says not", "ours",
+                          int((held & ~referenced).sum()), int(frames.sum()))
+                tally.add(f"{kind} mic holds the floor: the floor reference names another", "ours",
+                          int((held & ~referenced & someone_else).sum()), int(frames.sum()))
             for system, segments in hypotheses.items():
                 marked = frames_of(segments.get(stream, []), n)
                 tally.add("music alone -> speech", system, int((marked & music).sum()), int(music.sum()))
