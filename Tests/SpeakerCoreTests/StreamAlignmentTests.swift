@@ -212,13 +212,15 @@ import TestSupport
     /// `ownBurst`: frames of talker 1's own time in which it speaks itself, 10 dB above its leak.
     /// `frameGain`: dB by which a noise suppressor lowers each frame of the leak that it does not remove
     /// (two in five), at most; 0: no suppressor.
+    /// `sourceEnds`: the frame of talker 0's own time from which its voice (and so its leak) is silent.
     static func leakedVoiceAhead(
         skew: Int, configuration: EngineConfiguration, frames: Int = 3000, warmUp: Int = 600, ownBurst: Range<Int>? = nil,
-        frameGain: Float = 0
+        frameGain: Float = 0, sourceEnds: Int? = nil
     ) -> (falseStarts: Int, falseFrames: Int, talkers: [Talker], events: [EngineEvent]) {
         let (decision, talkers) = room(2, configuration: configuration)
         // Talker 0's own time: its voice; talker 1 carries it `skew` frames earlier in the room's time.
-        let voice = syllables(frames: frames + skew + 1, seed: 3)
+        var voice = syllables(frames: frames + skew + 1, seed: 3)
+        if let sourceEnds { voice[min(sourceEnds, voice.count)...] = ArraySlice(repeating: -127, count: max(0, voice.count - sourceEnds)) }
         let shapes = shapes(frames: frames + skew + 1, seed: 3), ownShapes = Self.shapes(frames: frames, seed: 4)
         var generator = SeededGenerator(seed: 5)
         var events: [EngineEvent] = []
@@ -291,6 +293,31 @@ import TestSupport
         #expect(abs(start.since - 13.00) < 1e-9)
         // Three voiced frames start an utterance (13.03 s in its own time), then the 17-frame wait.
         #expect(abs(start.time - 13.20) < 1e-9)
+    }
+
+    /// Talker 1's stream waits 17 frames for talker 0's (15 ahead, 2 of leakLag). Talker 0 stops at its
+    /// frame 1200; talker 1 speaks from its own frame 1400, into a room that has gone to nobody. With the
+    /// floor reading ahead (`floorLookahead`), talker 1 takes the floor once its utterance has started
+    /// and its waiting frames show the first speaker's 0.2 s: no later than when the two streams arrive
+    /// together (no wait). Without, 17 frames later (the 0.2 s counted in the room's time).
+    @Test func aWaitingStreamTakesTheFloorAsIfItHadNotWaited() throws {
+        func floorTime(skew: Int, lookahead: Bool) throws -> Double {
+            var configuration = EngineConfiguration()
+            configuration.alignment.floorLookahead = lookahead
+            let run = Self.leakedVoiceAhead(
+                skew: skew, configuration: configuration, frames: 2000, ownBurst: 1400..<1700, sourceEnds: 1200)
+            #expect(run.talkers[1].alignment.delay == (skew > 0 ? skew + 2 : 0))
+            let taken = run.events.compactMap { event -> Double? in
+                if case .dominant(_, let stream?, let time) = event, stream.rawValue == 1, time > 13 { return time }
+                return nil
+            }
+            return try #require(taken.first, "\(run.events.suffix(10))")
+        }
+        let together = try floorTime(skew: 0, lookahead: true)
+        let reading = try floorTime(skew: 15, lookahead: true), waiting = try floorTime(skew: 15, lookahead: false)
+        print("talker 1 takes the floor at \(reading) s reading ahead, \(waiting) s waiting, \(together) s arriving together")
+        #expect(reading <= together + 1e-9)
+        #expect(waiting - together >= 0.15)
     }
 
     /// The alignment before spectral shapes.

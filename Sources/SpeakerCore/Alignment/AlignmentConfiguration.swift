@@ -59,13 +59,23 @@ public struct AlignmentConfiguration: Codable, Sendable, Equatable {
     /// aligned streams ~5 ms late where the envelope put it 10–20 ms late, so that `leakLag` asked a wait
     /// of ~2 frames of streams that need none; equal on the tuning sets).
     public var tolerance: Double = 0.025
+    /// Whether the floor reads ahead of a waiting stream: while a stream's evidence waits for a later
+    /// stream, a turn it has begun (its judged frame is speech, in a running utterance) is taken to run on
+    /// to the newest of its waiting frames that shows speech evidence no more than
+    /// `RoomDecision.lookaheadMargin` (15 dB) below its own speech level, so that its owner takes the floor
+    /// as soon after the turn's start as if the stream had not waited. Nothing else reads those frames:
+    /// the start of an utterance and every leak are still judged at the room's time. Default true (on the
+    /// tuning sets at 200 and 300 ms apart: median switch latency 0.02–0.08 s lower, floor accuracy within
+    /// −0.3…+2.4 points; aligned streams wait for nothing, so nothing changes for them).
+    public var floorLookahead = true
 
     public init() {}
 
     /// The alignment before spectral shapes confirmed lags (the engine until 2026-12-05): envelope
-    /// correlation 0.85 alone, 1.28 s windows, each pair's wait on its own, 15 ms of tolerance. For
-    /// comparisons (`--config alignment.shape=2 --config alignment.correlation=0.85 --config
-    /// alignment.window=1.28 --config alignment.chained=false --config alignment.tolerance=0.015`).
+    /// correlation 0.85 alone, 1.28 s windows, each pair's wait on its own, 15 ms of tolerance, no floor
+    /// look-ahead. For comparisons (`--config alignment.shape=2 --config alignment.correlation=0.85 --config
+    /// alignment.window=1.28 --config alignment.chained=false --config alignment.tolerance=0.015 --config
+    /// alignment.floorLookahead=false`).
     public static var envelopeOnly: AlignmentConfiguration {
         var configuration = AlignmentConfiguration()
         configuration.shape = 2
@@ -73,6 +83,7 @@ public struct AlignmentConfiguration: Codable, Sendable, Equatable {
         configuration.window = 1.28
         configuration.chained = false
         configuration.tolerance = 0.015
+        configuration.floorLookahead = false
         return configuration
     }
 

@@ -67,6 +67,21 @@ final class Talker {
         envelope.append(frame.excess)
     }
 
+    /// How many frames ahead of the frame judged now the newest of the stream's waiting frames
+    /// (`alignment.delay` of them) that shows speech evidence no more than `margin` dB below its own
+    /// speech level lies; 0 when none does, or when the stream waits for nothing.
+    /// - Complexity: O(`alignment.delay`). Allocates nothing.
+    func speechAhead(margin: Float) -> Int {
+        let delay = alignment.delay
+        var newer = 0
+        while newer < delay {
+            let frame = history.frame(delay: newer)
+            if (frame.voiced || frame.continues) && frame.excess >= speechLevel - margin { return delay - newer }
+            newer += 1
+        }
+        return 0
+    }
+
     /// Whether the frame shows speech evidence before leakage suppression: a voiced frame, or one
     /// that continues a running utterance.
     var hasEvidence: Bool { voiced || (vad.speaking && continues) }
