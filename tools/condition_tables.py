@@ -136,6 +136,10 @@ def score(binary: str, dataset: Path, systems_dir: Path | None, tally: Tally, co
         n = int(round(duration * FPS))
         reference = read_rttm(meeting / "speech.rttm")
         floor_reference = read_rttm(meeting / "floor.rttm") if (meeting / "floor.rttm").exists() else {}
+        # Frames where the reference gives the floor to anyone (it names one holder at a time).
+        referenced_anyone = np.zeros(n, dtype=bool)
+        for segments in floor_reference.values():
+            referenced_anyone |= frames_of(segments, n)
         ours, floor = run_engine(binary, meeting, files, config)
         hypotheses = {"ours": ours}
         if systems_dir is not None:
@@ -155,10 +159,6 @@ def score(binary: str, dataset: Path, systems_dir: Path | None, tally: Tally, co
             # Where the floor reference itself gives this microphone the floor: its owner's turn runs on
             # until the next turn or 1.0 s into a silence of the whole room (make_meetings.floor_reference).
             referenced = frames_of(floor_reference.get(stream, []), n)
-            someone_else = np.zeros(n, dtype=bool)
-            for other, segments in floor_reference.items():
-                if other != stream:
-                    someone_else |= frames_of(segments, n)
             for kind, frames in (("music", music), ("sounds", sounds)):
                 held = holds & frames
                 tally.add(f"{kind} mic holds the floor", "ours", int(held.sum()), int(frames.sum()))
@@ -168,7 +168,7 @@ def score(binary: str, dataset: Path, systems_dir: Path | None, tally: Tally, co
                 tally.add(f"{kind} mic holds the floor: the floor reference says not", "ours",
                           int((held & ~referenced).sum()), int(frames.sum()))
                 tally.add(f"{kind} mic holds the floor: the floor reference names another", "ours",
-                          int((held & ~referenced & someone_else).sum()), int(frames.sum()))
+                          int((held & ~referenced & referenced_anyone).sum()), int(frames.sum()))
             for system, segments in hypotheses.items():
                 marked = frames_of(segments.get(stream, []), n)
                 tally.add("music alone -> speech", system, int((marked & music).sum()), int(music.sum()))
