@@ -4,11 +4,13 @@ import PackageDescription
 /// ActiveSpeaker: who is speaking, for many concurrent audio streams.
 ///
 /// Dependencies point one way:
-/// `activespeaker` (CLI) → SpeakerIO, SpeakerEval, SpeakerCore; SpeakerEval → SpeakerCore → CFFTW, CPrefetch (a header).
-/// SpeakerIO delivers samples and needs nothing from the engine.
-/// Only SpeakerIO imports the I/O C libraries (sndfile, opus, alsa, soxr).
+/// `activespeaker` (CLI) → the audio edge, SpeakerEval, SpeakerCore; SpeakerEval → SpeakerCore → CFFTW, CPrefetch (a header).
+/// The audio edge is one module per thing it talks to, each needing nothing from the engine: SpeakerFiles (sndfile),
+/// SpeakerDevices (alsa), SpeakerRTP (sockets) → SpeakerOpus (opus); all → SpeakerIO (soxr; the shared error type,
+/// microphone protocol and scheduling). Each C library is imported by one module, with `internal import`.
 /// The call layer sits on top: CallServer, CallClient → CallTransport (libwebsockets, TLS by OpenSSL), CallProtocol
-/// (tokens via OpenSSL's libcrypto), SpeakerIO, SpeakerCore. See docs/call.md.
+/// (tokens via OpenSSL's libcrypto), SpeakerCore and the audio edge (the server: SpeakerRTP and SpeakerOpus only, so it
+/// links neither ALSA nor libsndfile). See docs/call.md.
 /// Redis (a hiredis wrapper for the room server's multi-node mode, `serve --redis`) → CRedis; CallServer → Redis;
 /// nothing else imports CRedis.
 /// CallWebRTC (one browser's WebRTC peer connection on GStreamer's webrtcbin, docs/webrtc.md) → CGStreamer;
@@ -19,6 +21,10 @@ let package = Package(
     products: [
         .library(name: "SpeakerCore", targets: ["SpeakerCore"]),
         .library(name: "SpeakerIO", targets: ["SpeakerIO"]),
+        .library(name: "SpeakerOpus", targets: ["SpeakerOpus"]),
+        .library(name: "SpeakerRTP", targets: ["SpeakerRTP"]),
+        .library(name: "SpeakerFiles", targets: ["SpeakerFiles"]),
+        .library(name: "SpeakerDevices", targets: ["SpeakerDevices"]),
         .library(name: "SpeakerEval", targets: ["SpeakerEval"]),
         .library(name: "CallServer", targets: ["CallServer"]),
         .library(name: "CallClient", targets: ["CallClient"]),
@@ -45,8 +51,17 @@ let package = Package(
         // shared by the engine and the audio edge.
         .target(name: "SpeakerBase"),
         .target(name: "SpeakerCore", dependencies: ["SpeakerBase", "CFFTW", "CPrefetch"]),
-        // Audio sources: files, Opus packets, resampling.
-        .target(name: "SpeakerIO", dependencies: ["SpeakerBase", "CSndFile", "COpus", "CALSA", "CSoxr"]),
+        // The audio edge, one module per thing it talks to. SpeakerIO is what they share: the one error type,
+        // the microphone protocol and its clocks, media-thread scheduling, resampling (libsoxr).
+        .target(name: "SpeakerIO", dependencies: ["SpeakerBase", "CSoxr"]),
+        // Opus packets in and out (libopus), and Ogg Opus recordings written page by page.
+        .target(name: "SpeakerOpus", dependencies: ["SpeakerIO", "COpus"]),
+        // UDP sockets, RTP/RTCP packets, jitter buffers, playout clocks, RTP senders.
+        .target(name: "SpeakerRTP", dependencies: ["SpeakerIO", "SpeakerOpus"]),
+        // Audio files (libsndfile): reading whole or streamed, writing, file-backed microphones.
+        .target(name: "SpeakerFiles", dependencies: ["SpeakerIO", "CSndFile"]),
+        // Sound devices (ALSA): capture, device lists and hot-plug, microphones, playback and its mixer.
+        .target(name: "SpeakerDevices", dependencies: ["SpeakerIO", "CALSA"]),
         // Labelled references and metrics (RTTM itself is in SpeakerCore, which recordings write too).
         .target(name: "SpeakerEval", dependencies: ["SpeakerCore"]),
         // JSON and dotted key=value overrides of the engine's settings, for the CLI and the benchmark.
@@ -55,8 +70,12 @@ let package = Package(
         // the room server; the client SDK.
         .target(name: "CallProtocol", dependencies: ["CCrypto"]),
         .target(name: "CallTransport", dependencies: ["CWebSockets"]),
-        .target(name: "CallServer", dependencies: ["CallProtocol", "CallTransport", "CallWebRTC", "Redis", "SpeakerCore", "SpeakerIO"]),
-        .target(name: "CallClient", dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO"]),
+        .target(
+            name: "CallServer",
+            dependencies: ["CallProtocol", "CallTransport", "CallWebRTC", "Redis", "SpeakerCore", "SpeakerIO", "SpeakerOpus", "SpeakerRTP"]),
+        .target(
+            name: "CallClient",
+            dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO", "SpeakerRTP", "SpeakerFiles", "SpeakerDevices"]),
         // One browser's WebRTC peer connection (ICE, DTLS-SRTP) on GStreamer's webrtcbin: Opus RTP in and out.
         .target(name: "CallWebRTC", dependencies: ["CGStreamer"]),
         // A small synchronous Redis client over hiredis: commands, pipelines, a subscriber thread.
@@ -65,25 +84,32 @@ let package = Package(
         .executableTarget(
             name: "activespeaker",
             dependencies: [
-                "SpeakerCore", "SpeakerIO", "SpeakerEval", "ConfigurationOverrides", "CallProtocol", "CallServer", "CallClient",
-                "Redis",
+                "SpeakerCore", "SpeakerIO", "SpeakerRTP", "SpeakerFiles", "SpeakerDevices", "SpeakerEval", "ConfigurationOverrides",
+                "CallProtocol", "CallServer", "CallClient", "Redis",
             ]),
         // Throughput benchmarks (release builds only): `swift run -c release Benchmarks --help`.
-        .executableTarget(name: "Benchmarks", dependencies: ["SpeakerCore", "SpeakerIO", "ConfigurationOverrides"], path: "Benchmarks"),
+        .executableTarget(name: "Benchmarks", dependencies: ["SpeakerCore", "SpeakerOpus", "SpeakerFiles", "ConfigurationOverrides"], path: "Benchmarks"),
 
         // Test-only: counts heap allocations per thread, to prove the hot path allocates nothing.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SpeakerCoreTests", dependencies: ["SpeakerCore", "TestSupport", "CAllocationCounter"]),
         .testTarget(name: "ConfigurationOverridesTests", dependencies: ["ConfigurationOverrides", "SpeakerCore"]),
-        .testTarget(name: "SpeakerIOTests", dependencies: ["SpeakerIO", "TestSupport", "CAllocationCounter"]),
-        .testTarget(name: "SpeakerEvalTests", dependencies: ["SpeakerEval", "SpeakerIO", "TestSupport"]),
-        .testTarget(name: "activespeakerTests", dependencies: ["SpeakerEval", "SpeakerIO", "TestSupport"]),
+        .testTarget(
+            name: "SpeakerIOTests",
+            dependencies: ["SpeakerIO", "SpeakerOpus", "SpeakerRTP", "SpeakerFiles", "SpeakerDevices", "TestSupport", "CAllocationCounter"]),
+        .testTarget(name: "SpeakerEvalTests", dependencies: ["SpeakerEval", "SpeakerFiles", "TestSupport"]),
+        .testTarget(name: "activespeakerTests", dependencies: ["SpeakerEval", "SpeakerIO", "SpeakerRTP", "SpeakerFiles", "TestSupport"]),
         .testTarget(name: "CallProtocolTests", dependencies: ["CallProtocol", "TestSupport"]),
         .testTarget(name: "CallTransportTests", dependencies: ["CallTransport", "TestSupport"]),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "TestSupport"]),
-        .testTarget(name: "CallWebRTCTests", dependencies: ["CallWebRTC", "CallTransport", "SpeakerIO", "TestSupport"]),
-        .testTarget(name: "CallTests", dependencies: ["CallServer", "CallClient", "CallProtocol", "CallTransport", "CallWebRTC", "Redis", "SpeakerCore", "SpeakerIO", "SpeakerEval", "TestSupport", "CAllocationCounter"]),
+        .testTarget(name: "CallWebRTCTests", dependencies: ["CallWebRTC", "CallTransport", "SpeakerOpus", "SpeakerRTP", "TestSupport"]),
+        .testTarget(
+            name: "CallTests",
+            dependencies: [
+                "CallServer", "CallClient", "CallProtocol", "CallTransport", "CallWebRTC", "Redis", "SpeakerCore", "SpeakerIO", "SpeakerOpus",
+                "SpeakerRTP", "SpeakerFiles", "SpeakerDevices", "SpeakerEval", "TestSupport", "CAllocationCounter",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,6 @@
 import Foundation
 import SpeakerCore
-import SpeakerIO
+import SpeakerFiles
 
 /// The fixture meeting tracks (`Fixtures/meetings/*/*.flac`, 16 kHz) in one buffer, shared by every
 /// simulated stream: 10,000 streams × 20 s of their own Float32 would be 12.8 GB, so streams read the

@@ -1,5 +1,5 @@
 import SpeakerCore
-import SpeakerIO
+import SpeakerOpus
 
 /// Scenario 3: Opus packets decoded with libopus at 16 kHz and analysed, against decoding alone.
 enum OpusScenario {

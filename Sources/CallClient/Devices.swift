@@ -1,4 +1,6 @@
 import Foundation
+import SpeakerDevices
+import SpeakerFiles
 import SpeakerIO
 
 /// An audio device as the device-switching API shows it: the one output, `Speaker`, and the

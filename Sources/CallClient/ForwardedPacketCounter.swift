@@ -1,5 +1,5 @@
 import Dispatch
-import SpeakerIO
+import SpeakerRTP
 import Synchronization
 
 /// Counts the forwarded RTP packets that reach a meeting's UDP socket, per SSRC.

@@ -1,7 +1,9 @@
 import CallProtocol
 import CallTransport
 import Foundation
+import SpeakerDevices
 import SpeakerIO
+import SpeakerRTP
 import Synchronization
 
 /// How to join a meeting.

@@ -1,5 +1,7 @@
 import Foundation
+import SpeakerDevices
 import SpeakerIO
+import SpeakerRTP
 import Synchronization
 
 /// Where a meeting plays what it hears.

@@ -1,6 +1,7 @@
 import Foundation
 import SpeakerCore
 import SpeakerIO
+import SpeakerRTP
 import Synchronization
 
 /// Reads a microphone on its own thread and publishes it: Opus over RTP to the server, or, while

@@ -1,4 +1,4 @@
-import CCrypto
+internal import CCrypto
 
 /// HMAC-SHA256 (RFC 2104) through OpenSSL's libcrypto.
 enum HMACSHA256 {

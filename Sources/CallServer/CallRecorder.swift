@@ -1,7 +1,7 @@
 import CallProtocol
 import Foundation
 import SpeakerCore
-import SpeakerIO
+import SpeakerOpus
 import Synchronization
 
 /// Records calls: per room a folder with each participant's decoded audio (Ogg Opus, 16 kHz, aligned

@@ -1,5 +1,5 @@
 import CallProtocol
-import CallTransport
+internal import CallTransport
 
 /// The HTTP API of a `RoomServer` (docs/call.md, "HTTP API"): reads the `Route`, checks the token,
 /// decides through the server's registry, and answers; a `CallError` becomes the documented error body.

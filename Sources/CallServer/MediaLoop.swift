@@ -2,6 +2,7 @@ import CallProtocol
 import Foundation
 import SpeakerCore
 import SpeakerIO
+import SpeakerRTP
 import Synchronization
 
 /// What the media loop reports to the server, from its own thread.

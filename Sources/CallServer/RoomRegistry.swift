@@ -1,6 +1,6 @@
 import CallProtocol
-import CallTransport
-import SpeakerIO
+internal import CallTransport
+import SpeakerRTP
 
 /// The rooms, their participants and the signalling connections: every rule of docs/call.md that is
 /// not about packets, as a state machine that turns inputs into `Effect`s.

@@ -1,9 +1,10 @@
 import CallProtocol
-import CallTransport
-import CallWebRTC
+internal import CallTransport
+internal import CallWebRTC
 import Foundation
 import SpeakerCore
 import SpeakerIO
+import SpeakerRTP
 import Synchronization
 
 /// How a `RoomServer` runs. The defaults are the embedded set-up: loopback only, rooms in memory.
@@ -14,7 +15,7 @@ public struct RoomServerConfiguration: Sendable {
     public var port = 0
     /// The certificate chain and private key (PEM files) to serve https and wss with; nil: plain
     /// http and ws. With them, plain requests on the port fail the TLS handshake.
-    public var tls: TLSIdentity?
+    public var tls: ServerCertificate?
     /// RTP address (UDP), `HOST:PORT`; port 0: any free port.
     public var rtpAddress = "127.0.0.1:0"
     /// The token secret; nil: a random one (see `RoomServer.secret`).
@@ -65,7 +66,7 @@ public struct RoomServerConfiguration: Sendable {
 /// machine `RoomRegistry`; each decision's effects are queued in `executor` under that lock and
 /// carried out after it, in decision order (`EffectExecutor`). `HTTPAPI` answers the HTTP calls,
 /// `ServerLog` writes the events.
-public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost, @unchecked Sendable {
+public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendable {
     // @unchecked Sendable: `web` and `media` are set once in `init` and never replaced; all mutable
     // state is inside `registry` (a Mutex) or owned by the media loop's and transport's own threads.
 
@@ -113,7 +114,9 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
             recordsAudio: recorder != nil, delegate: self)
         web = try WebServer(
             host: configuration.host, port: configuration.port, webSocketPaths: [Self.signallingPath],
-            maximumConnectionsPerAddress: configuration.maxConnectionsPerAddress, tls: configuration.tls, delegate: self)
+            maximumConnectionsPerAddress: configuration.maxConnectionsPerAddress,
+            tls: configuration.tls.map { TLSIdentity(certificateChainPath: $0.certificateChainPath, privateKeyPath: $0.privateKeyPath) },
+            delegate: WebDelegate(server: self))
         var ice = WebRTCConfiguration()
         ice.iceHost = configuration.iceHost
         ice.stunServer = configuration.stunServer
@@ -177,7 +180,7 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
         log(.listening(http: port, rtp: rtpPort, tls: configuration.tls != nil, mediaPriority: scheduling))
         if let cluster {
             cluster.start()
-            log(.clusterJoined(node: cluster.nodeID, redis: cluster.configuration.redis.description, nodes: cluster.nodes.map(\.id)))
+            log(.clusterJoined(node: cluster.nodeID, redis: cluster.configuration.redisDescription, nodes: cluster.nodes.map(\.id)))
         }
     }
 
@@ -257,30 +260,30 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
         }
     }
 
-    // MARK: WebServerDelegate (transport thread)
+    // MARK: The transport's delegate (transport thread; see `WebDelegate`)
 
-    public func webSocketOpened(_ connection: ConnectionID, path: String, query: [String: String], peer: PeerAddress) {
+    func webSocketOpened(_ connection: ConnectionID, path: String, query: [String: String], peer: PeerAddress) {
         let now = self.now
         decide { $0.opened(connection, room: query["room"].map { CallRoomID($0) }, peerHost: Self.unmapped(peer.host), now: now); return [] }
     }
 
-    public func webSocketReceived(_ connection: ConnectionID, text: String) {
+    func webSocketReceived(_ connection: ConnectionID, text: String) {
         let now = self.now, epoch = Self.epochSeconds
         decide { $0.received(connection, text: text, now: now, epochSeconds: epoch) }
     }
 
-    public func webSocketClosed(_ connection: ConnectionID) {
+    func webSocketClosed(_ connection: ConnectionID) {
         decide { $0.closed(connection) }
     }
 
-    public func handle(_ request: HTTPRequest, from peer: PeerAddress) -> HTTPResponse {
+    func handle(_ request: HTTPRequest, from peer: PeerAddress) -> HTTPResponse {
         HTTPAPI(server: self, relayed: false).answer(request)
     }
 
     /// With several nodes, a call may wait for Redis or another node (resolving, relaying, placing a
     /// room): it is answered on a thread of its own (`BlockingWork`), so a stalled Redis holds up that
     /// call alone, never the transport thread's other connections. One process answers at once.
-    public func handle(_ request: HTTPRequest, from peer: PeerAddress, answer: @escaping @Sendable (HTTPResponse) -> Void) {
+    func handle(_ request: HTTPRequest, from peer: PeerAddress, answer: @escaping @Sendable (HTTPResponse) -> Void) {
         guard cluster != nil else { return answer(handle(request, from: peer)) }
         BlockingWork.start("activespeaker-cluster-http") { [self] in answer(handle(request, from: peer)) }
     }
@@ -389,5 +392,41 @@ public final class RoomServer: WebServerDelegate, MediaLoopDelegate, ClusterHost
     /// `::ffff:127.0.0.1` → `127.0.0.1`: a dual-stack socket's view of an IPv4 peer.
     static func unmapped(_ host: String) -> String {
         host.hasPrefix("::ffff:") && host.contains(".") ? String(host.dropFirst(7)) : host
+    }
+}
+
+/// The transport's delegate of one room server: each call goes to the server's method of the same name, so
+/// that `RoomServer`'s public API shows no CallTransport type. The web server holds it (and through it the
+/// room server) until `stop()` returns, as it held the room server itself.
+private final class WebDelegate: WebServerDelegate {
+    let server: RoomServer
+
+    init(server: RoomServer) { self.server = server }
+
+    func handle(_ request: HTTPRequest, from peer: PeerAddress) -> HTTPResponse { server.handle(request, from: peer) }
+
+    func handle(_ request: HTTPRequest, from peer: PeerAddress, answer: @escaping @Sendable (HTTPResponse) -> Void) {
+        server.handle(request, from: peer, answer: answer)
+    }
+
+    func webSocketOpened(_ connection: ConnectionID, path: String, query: [String: String], peer: PeerAddress) {
+        server.webSocketOpened(connection, path: path, query: query, peer: peer)
+    }
+
+    func webSocketReceived(_ connection: ConnectionID, text: String) { server.webSocketReceived(connection, text: text) }
+
+    func webSocketClosed(_ connection: ConnectionID) { server.webSocketClosed(connection) }
+}
+
+/// The PEM files a room server serves https and wss with (`serve --tls-cert`, `--tls-key`).
+public struct ServerCertificate: Sendable, Hashable {
+    /// The server's certificate first, then any intermediate certificates (PEM).
+    public var certificateChainPath: String
+    /// The private key of the server's certificate (PEM, unencrypted).
+    public var privateKeyPath: String
+
+    public init(certificateChainPath: String, privateKeyPath: String) {
+        self.certificateChainPath = certificateChainPath
+        self.privateKeyPath = privateKeyPath
     }
 }

@@ -1,5 +1,5 @@
 import CallProtocol
-import CallTransport
+internal import CallTransport
 import Foundation
 import SpeakerIO
 

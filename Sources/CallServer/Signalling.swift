@@ -1,6 +1,6 @@
 import CallProtocol
-import CallTransport
-import SpeakerIO
+internal import CallTransport
+import SpeakerRTP
 
 /// Something the registry asks the transport or the media loop to do.
 enum Effect: Equatable, Sendable {

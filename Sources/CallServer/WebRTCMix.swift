@@ -1,5 +1,7 @@
 import SpeakerCore
 import SpeakerIO
+import SpeakerOpus
+import SpeakerRTP
 
 /// What a browser hears: the room's other publishers, mixed on the server and sent as one Opus RTP
 /// stream.

@@ -1,7 +1,7 @@
 import CallProtocol
-import CallWebRTC
+internal import CallWebRTC
 import Foundation
-import SpeakerIO
+import SpeakerRTP
 import Synchronization
 
 /// One browser's WebRTC session in a room: its `WebRTCPeer` and a UDP socket of its own on the

@@ -1,8 +1,8 @@
 import CallProtocol
-import CallTransport
-import CallWebRTC
+internal import CallTransport
+internal import CallWebRTC
 import Dispatch
-import SpeakerIO
+import SpeakerRTP
 import Synchronization
 
 /// What `WebRTCSessions` reports back to the server, which hands it to the registry.

@@ -1,4 +1,4 @@
-import CWebSockets
+internal import CWebSockets
 
 /// The service thread's record of one connection of a `WebServer` (HTTP or WebSocket).
 ///

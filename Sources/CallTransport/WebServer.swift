@@ -1,4 +1,4 @@
-import CWebSockets
+internal import CWebSockets
 import Synchronization
 
 /// An HTTP and WebSocket server on one port, built on libwebsockets.

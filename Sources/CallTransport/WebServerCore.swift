@@ -1,4 +1,4 @@
-import CWebSockets
+internal import CWebSockets
 import Synchronization
 #if canImport(Glibc)
 import Glibc

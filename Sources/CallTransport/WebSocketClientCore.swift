@@ -1,4 +1,4 @@
-import CWebSockets
+internal import CWebSockets
 import Dispatch
 import Synchronization
 #if canImport(Glibc)

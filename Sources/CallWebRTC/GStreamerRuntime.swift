@@ -1,4 +1,4 @@
-import CGStreamer
+internal import CGStreamer
 import Foundation
 
 /// GStreamer for the whole process: `gst_init` once, and one GLib main loop on a thread of its own

@@ -1,4 +1,4 @@
-import CGStreamer
+internal import CGStreamer
 
 /// What the peer needs from a browser's offer: the audio m-line and how it carries Opus and levels.
 ///

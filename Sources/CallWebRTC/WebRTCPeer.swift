@@ -1,4 +1,4 @@
-import CGStreamer
+internal import CGStreamer
 import Dispatch
 import Glibc
 import Synchronization

@@ -1,4 +1,4 @@
-import CRedis
+internal import CRedis
 import Foundation
 
 /// One hiredis connection (`redisContext`), freed with it. Not thread-safe: its owner serialises use

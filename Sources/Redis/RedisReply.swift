@@ -1,4 +1,4 @@
-import CRedis
+internal import CRedis
 
 /// One reply from Redis, as hiredis parsed it.
 ///

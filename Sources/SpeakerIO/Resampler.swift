@@ -1,4 +1,4 @@
-import CSoxr
+internal import CSoxr
 import SpeakerBase
 
 /// A streaming mono sample-rate converter over libsoxr (by default `SOXR_HQ`: 20-bit precision, linear

@@ -1,5 +1,6 @@
 import Foundation
 import SpeakerCore
+import SpeakerFiles
 import SpeakerIO
 
 /// The audio FILEs of `detect` and `features`: opened and named, then decoded at the engine's rate, whole

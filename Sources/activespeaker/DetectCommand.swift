@@ -1,7 +1,7 @@
 import ConfigurationOverrides
 import Foundation
 import SpeakerCore
-import SpeakerIO
+import SpeakerFiles
 
 /// `activespeaker detect`: who speaks when in the recordings of one room.
 struct DetectCommand: Command {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import SpeakerCore
 import SpeakerEval
+import SpeakerFiles
 import SpeakerIO
 
 /// `activespeaker eval`: scores the engine (and other systems) on labelled meetings.

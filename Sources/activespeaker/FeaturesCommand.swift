@@ -1,6 +1,5 @@
 import Foundation
 import SpeakerCore
-import SpeakerIO
 
 /// `activespeaker features`: the sound classifier's input, frame by frame, for training it.
 struct FeaturesCommand: Command {

@@ -1,7 +1,7 @@
 import CallClient
 import CallProtocol
 import Foundation
-import SpeakerIO
+import SpeakerDevices
 import Synchronization
 
 /// `activespeaker join`: a client of the room server that prints the meeting's events.

@@ -1,6 +1,7 @@
 import Foundation
 import SpeakerCore
 import SpeakerIO
+import SpeakerRTP
 
 /// `activespeaker listen`: who is speaking now, from RTP/Opus streams on UDP.
 struct ListenCommand: Command {

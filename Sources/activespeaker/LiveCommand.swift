@@ -1,5 +1,6 @@
 import Foundation
 import SpeakerCore
+import SpeakerDevices
 import SpeakerIO
 import Synchronization
 

@@ -5,6 +5,7 @@ import Foundation
 import Redis
 import SpeakerCore
 import SpeakerIO
+import SpeakerRTP
 import Synchronization
 
 /// `activespeaker serve`: the room server.
@@ -144,7 +145,7 @@ struct ServeCommand: Command {
         configuration.rtpAddress = options.value("rtp") ?? (host.contains(":") ? "[\(host)]:0" : "\(host):0")
         switch (options.value("tls-cert"), options.value("tls-key")) {
         case (let certificate?, let key?):
-            configuration.tls = TLSIdentity(certificateChainPath: certificate, privateKeyPath: key)
+            configuration.tls = ServerCertificate(certificateChainPath: certificate, privateKeyPath: key)
         case (nil, nil):
             break
         default:
@@ -209,12 +210,6 @@ struct ServeCommand: Command {
             configuration.messageBytesPerSecond = value
         }
         if let text = options.value("redis") ?? ProcessInfo.processInfo.environment["ACTIVESPEAKER_REDIS"] {
-            let redis: RedisURL
-            do {
-                redis = try RedisURL(text)
-            } catch {
-                throw .usage("--redis: \(error.message)")
-            }
             guard secretText != nil else {
                 throw .usage("--redis needs --secret (or $ACTIVESPEAKER_SECRET): every node must check the same tokens")
             }
@@ -226,7 +221,11 @@ struct ServeCommand: Command {
             let nodeID = options.value("node-id")
                 ?? String("\(advertise)-\(address.port)".map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "-" })
             guard AccessToken.isValidID(nodeID) else { throw .usage("--node-id \(nodeID): \(AccessToken.idRule)") }
-            configuration.cluster = ClusterConfiguration(redis: redis, nodeID: nodeID, advertiseHost: advertise)
+            do {
+                configuration.cluster = try ClusterConfiguration(redis: text, nodeID: nodeID, advertiseHost: advertise)
+            } catch {
+                throw .usage("--redis: \(error.message)")
+            }
         } else if options.value("node-id") != nil || options.value("advertise") != nil {
             throw .usage("--node-id and --advertise go with --redis")
         }

@@ -4,7 +4,7 @@ import CallProtocol
 import CallTransport
 import Foundation
 import SpeakerEval
-import SpeakerIO
+import SpeakerFiles
 import Testing
 import TestSupport
 

@@ -4,7 +4,7 @@ import CallProtocol
 import Foundation
 import SpeakerCore
 import SpeakerEval
-import SpeakerIO
+import SpeakerFiles
 import Testing
 import TestSupport
 

@@ -1,14 +1,17 @@
 import CallClient
 import CallProtocol
-import CallServer
 import CallTransport
 import Foundation
 import SpeakerCore
 import SpeakerEval
+import SpeakerFiles
 import SpeakerIO
+import SpeakerRTP
 import Synchronization
 import Testing
 import TestSupport
+
+@testable import CallServer
 
 /// A server and SDK clients in one process, over loopback: media, events and the security rules.
 @Suite(.serialized, .realTime) struct CallEndToEndTests {

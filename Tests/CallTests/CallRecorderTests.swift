@@ -1,6 +1,6 @@
 import Foundation
 import SpeakerCore
-import SpeakerIO
+import SpeakerFiles
 import Synchronization
 import Testing
 @testable import CallServer

@@ -3,7 +3,7 @@ import CallServer
 import CallTransport
 import Foundation
 import SpeakerCore
-import SpeakerIO
+import SpeakerRTP
 import Synchronization
 
 /// A room server in the test process (loopback, an ephemeral port, one room `room`) and tokens for it.

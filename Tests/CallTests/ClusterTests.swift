@@ -1,13 +1,14 @@
 import CallClient
 import CallProtocol
-import CallServer
 import CallTransport
 import Foundation
 import Redis
-import SpeakerIO
+import SpeakerRTP
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import CallServer
 
 /// Several nodes in the test process, coordinated through a real `redis-server` on a free port
 /// (docs/call.md, "Several nodes"). Processes killed with -9 are in ClusterCLITests.
@@ -248,7 +249,7 @@ struct ClusterTests {
         let port = try LoopbackPort.free()
         var configuration = RoomServerConfiguration()
         configuration.secret = TestCluster.secret
-        configuration.cluster = ClusterConfiguration(redis: try RedisURL("redis://127.0.0.1:\(port)"), nodeID: "alone", advertiseHost: "127.0.0.1")
+        configuration.cluster = try ClusterConfiguration(redis: "redis://127.0.0.1:\(port)", nodeID: "alone", advertiseHost: "127.0.0.1")
         #expect { _ = try RoomServer(configuration: configuration) } throws: { ($0 as? CallError)?.code == .unavailable }
         // Several nodes need one secret.
         configuration.secret = nil
@@ -337,7 +338,7 @@ final class TestCluster: @unchecked Sendable {
     func makeServer(nodeID: String, redis url: String? = nil) throws -> RoomServer {
         var configuration = RoomServerConfiguration()
         configuration.secret = Self.secret
-        configuration.cluster = ClusterConfiguration(redis: try RedisURL(url ?? redisURL), nodeID: nodeID, advertiseHost: "127.0.0.1")
+        configuration.cluster = try ClusterConfiguration(redis: url ?? redisURL, nodeID: nodeID, advertiseHost: "127.0.0.1")
         let index = logs.withLock { logs in
             logs.append([])
             return logs.count - 1

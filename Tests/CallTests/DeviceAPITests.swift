@@ -2,6 +2,8 @@
 import CallProtocol
 import CallServer
 import Foundation
+import SpeakerDevices
+import SpeakerFiles
 import SpeakerIO
 import Synchronization
 import Testing

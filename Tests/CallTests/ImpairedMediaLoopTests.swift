@@ -2,7 +2,8 @@ import CallProtocol
 import Foundation
 import SpeakerCore
 import SpeakerEval
-import SpeakerIO
+import SpeakerFiles
+import SpeakerRTP
 import Synchronization
 import Testing
 @testable import CallServer

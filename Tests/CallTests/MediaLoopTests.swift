@@ -1,7 +1,7 @@
 import CallProtocol
 import Foundation
 import SpeakerCore
-import SpeakerIO
+import SpeakerRTP
 import Synchronization
 import Testing
 @testable import CallServer

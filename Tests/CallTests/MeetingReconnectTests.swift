@@ -1,12 +1,13 @@
 @testable import CallClient
+@testable import CallServer
 import CallProtocol
-import CallServer
 import CallTransport
 import Foundation
+import SpeakerFiles
 import SpeakerIO
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// A meeting that loses its server reconnects by itself (to the same address, or to a fallback),
 /// follows redirects, republishes its microphone, and does not reconnect when the meeting was ended

@@ -2,6 +2,7 @@ import CallClient
 import CallProtocol
 import CallServer
 import Foundation
+import SpeakerFiles
 import SpeakerIO
 import Synchronization
 import Testing

@@ -1,10 +1,11 @@
 import CallClient
-import CallServer
 import CallTransport
 import Foundation
 import Synchronization
 import Testing
 import TestSupport
+
+@testable import CallServer
 
 /// The seeds' participant-level API: a participant's own listener, peer-list updates, why the meeting
 /// was left, the local webcam's event and joining without a microphone.

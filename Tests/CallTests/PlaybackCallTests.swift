@@ -1,6 +1,6 @@
 import CallClient
 import Foundation
-import SpeakerIO
+import SpeakerFiles
 import Synchronization
 import Testing
 import TestSupport

@@ -1,6 +1,6 @@
 import CallProtocol
 import CallTransport
-import SpeakerIO
+import SpeakerRTP
 import Testing
 @testable import CallServer
 

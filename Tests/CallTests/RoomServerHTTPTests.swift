@@ -1,9 +1,10 @@
-import CallServer
 import Foundation
-import SpeakerIO
+import SpeakerRTP
 import TestSupport
 import CallTransport
 import Testing
+
+@testable import CallServer
 
 /// The room server's HTTP and upgrade routing, without clients.
 @Suite struct RoomServerHTTPTests {

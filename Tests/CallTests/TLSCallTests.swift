@@ -22,7 +22,7 @@ struct TLSCallTests {
         var configuration = RoomServerConfiguration()
         configuration.secret = CallTestServer.secret
         configuration.rooms = ["room"]
-        configuration.tls = TLSIdentity(certificateChainPath: certificate.certificate, privateKeyPath: certificate.privateKey)
+        configuration.tls = ServerCertificate(certificateChainPath: certificate.certificate, privateKeyPath: certificate.privateKey)
         let log = LogLines()
         let server = try RoomServer(configuration: configuration) { line in log.lines.withLock { $0.append(line) } }
         server.start()

@@ -2,7 +2,8 @@ import CAllocationCounter
 import CallProtocol
 import Foundation
 import SpeakerCore
-import SpeakerIO
+import SpeakerOpus
+import SpeakerRTP
 import Testing
 @testable import CallServer
 import TestSupport

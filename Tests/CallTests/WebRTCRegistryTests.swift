@@ -1,6 +1,5 @@
 import CallProtocol
 import CallTransport
-import SpeakerIO
 import Testing
 @testable import CallServer
 

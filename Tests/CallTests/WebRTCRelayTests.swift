@@ -1,7 +1,7 @@
 @testable import CallServer
 import CallProtocol
 import CallWebRTC
-import SpeakerIO
+import SpeakerRTP
 import Testing
 import TestSupport
 

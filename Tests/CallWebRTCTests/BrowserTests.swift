@@ -1,6 +1,7 @@
 import CallWebRTC
 import Foundation
-import SpeakerIO
+import SpeakerOpus
+import SpeakerRTP
 import Synchronization
 import Testing
 import TestSupport

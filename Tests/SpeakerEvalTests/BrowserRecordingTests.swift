@@ -1,6 +1,6 @@
 import SpeakerCore
 import SpeakerEval
-import SpeakerIO
+import SpeakerFiles
 import Testing
 import TestSupport
 

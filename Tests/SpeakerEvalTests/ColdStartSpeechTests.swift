@@ -1,6 +1,6 @@
 import Foundation
 import SpeakerCore
-import SpeakerIO
+import SpeakerFiles
 import Testing
 import TestSupport
 @testable import SpeakerEval

@@ -1,5 +1,5 @@
 import SpeakerEval
-import SpeakerIO
+import SpeakerFiles
 import Testing
 import TestSupport
 

@@ -1,4 +1,5 @@
 import Foundation
+import SpeakerDevices
 import SpeakerIO
 import Testing
 import TestSupport

@@ -1,7 +1,8 @@
 import Foundation
+import SpeakerIO
 import Testing
 
-@testable import SpeakerIO
+@testable import SpeakerFiles
 
 @Suite("FileStreamReader")
 struct FileStreamReaderTests {

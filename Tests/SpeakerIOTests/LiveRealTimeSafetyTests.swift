@@ -1,9 +1,11 @@
 import CAllocationCounter
 import Foundation
-import Testing
+import SpeakerIO
 import TestSupport
+import Testing
 
-@testable import SpeakerIO
+@testable import SpeakerDevices
+@testable import SpeakerRTP
 
 /// The per-period and per-packet paths of live input allocate nothing after warm-up.
 @Suite("Live input allocates nothing per period or packet")

@@ -1,4 +1,6 @@
 import Foundation
+import SpeakerDevices
+import SpeakerFiles
 import SpeakerIO
 import Synchronization
 import Testing

@@ -1,5 +1,7 @@
 import Foundation
+import SpeakerFiles
 import SpeakerIO
+import SpeakerOpus
 import Testing
 import TestSupport
 

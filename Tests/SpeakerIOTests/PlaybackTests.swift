@@ -1,8 +1,11 @@
 import Foundation
-import Testing
+import SpeakerIO
+import SpeakerOpus
 import TestSupport
+import Testing
 
-@testable import SpeakerIO
+@testable import SpeakerDevices
+@testable import SpeakerRTP
 
 /// What a participant hears: the mixer of forwarded streams, and the ALSA playback device.
 @Suite struct PlaybackTests {

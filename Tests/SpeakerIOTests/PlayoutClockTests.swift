@@ -1,5 +1,6 @@
 import Foundation
-import SpeakerIO
+import SpeakerOpus
+import SpeakerRTP
 import Testing
 import TestSupport
 

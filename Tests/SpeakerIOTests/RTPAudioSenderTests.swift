@@ -1,6 +1,8 @@
 import CAllocationCounter
 import Foundation
 import SpeakerIO
+import SpeakerOpus
+import SpeakerRTP
 import Testing
 import TestSupport
 

@@ -1,5 +1,5 @@
 import Foundation
-import SpeakerIO
+import SpeakerRTP
 import Testing
 import TestSupport
 

@@ -1,4 +1,5 @@
 import Foundation
+import SpeakerFiles
 import SpeakerIO
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import SpeakerIO
+import SpeakerRTP
 import Testing
 
 @Suite("UDP socket")

@@ -1,5 +1,6 @@
 import Foundation
-import SpeakerIO
+import SpeakerFiles
+import SpeakerRTP
 import Testing
 import TestSupport
 

@@ -1,11 +1,14 @@
-import Redis
+import CallProtocol
+internal import Redis
 
 /// How a `RoomServer` takes part in a cluster of nodes coordinated through Redis (`serve --redis`;
 /// docs/call.md, "Several nodes"). Without one (`RoomServerConfiguration.cluster` nil) the server is
 /// a single process with its rooms in memory.
 public struct ClusterConfiguration: Sendable {
-    /// Where Redis is; its password, if any, is never logged (`RedisURL.description` hides it).
-    public var redis: RedisURL
+    /// Where Redis is; its password, if any, is never logged (`redisDescription` hides it).
+    let redis: RedisURL
+    /// The Redis URL as logs show it: the password, if any, hidden.
+    public var redisDescription: String { redis.description }
     /// This node's id, unique in the cluster (`AccessToken.idRule`).
     public var nodeID: String
     /// The host other nodes, clients and senders reach this node at: in redirects, the node list and
@@ -18,8 +21,14 @@ public struct ClusterConfiguration: Sendable {
     /// Seconds a request relayed to another node (an API call on a room it hosts) waits for the answer.
     public var relayTimeout: Double = 2
 
-    public init(redis: RedisURL, nodeID: String, advertiseHost: String) {
-        self.redis = redis
+    /// - Parameter redis: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` (docs/call.md, "Several nodes").
+    /// - Throws: `CallError` (`.malformedMessage`) naming what is wrong with `redis`.
+    public init(redis: String, nodeID: String, advertiseHost: String) throws(CallError) {
+        do {
+            self.redis = try RedisURL(redis)
+        } catch {
+            throw CallError(.malformedMessage, error.message)
+        }
         self.nodeID = nodeID
         self.advertiseHost = advertiseHost
     }

@@ -1,7 +1,7 @@
 import CallProtocol
-import CallTransport
+internal import CallTransport
 import Foundation
-import Redis
+internal import Redis
 import Synchronization
 
 /// What a `ClusterNode` asks of the server it belongs to. Called on the cluster's threads.

@@ -1,4 +1,4 @@
-import CPrefetch
+internal import CPrefetch
 
 /// One stream's recent frame evidence in its own time: what the analysis found in each of its last
 /// `capacity` frames. The room reads it back later when the stream must wait for a later stream

@@ -1,4 +1,4 @@
-import CPrefetch
+internal import CPrefetch
 /// Everything the engine keeps for one stream. Owned by the engine; touched by one thread per tick.
 ///
 /// `@exclusivity(unchecked)`: the per-frame path reads and writes these properties many times per

@@ -1,4 +1,4 @@
-import CFFTW
+internal import CFFTW
 import Foundation
 import Synchronization
 

@@ -1,5 +1,6 @@
-import CALSA
+internal import CALSA
 import SpeakerBase
+import SpeakerIO
 
 /// An ALSA playback device that plays 16 kHz mono audio: a loudspeaker or headset (`default`,
 /// `plughw:1,0`), or in tests a `type file` PCM that writes what it is given to a file.

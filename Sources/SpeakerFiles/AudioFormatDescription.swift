@@ -1,4 +1,4 @@
-import CSndFile
+internal import CSndFile
 
 /// Short human-readable names for libsndfile format codes: "WAV 16-bit PCM", "FLAC", "Ogg Opus".
 enum AudioFormatDescription {

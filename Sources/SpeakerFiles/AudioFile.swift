@@ -1,4 +1,4 @@
-import CSndFile
+internal import CSndFile
 import Synchronization
 
 #if canImport(Glibc)
@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SpeakerIO
 
 /// An audio file open for reading through libsndfile: WAV (8/16/24/32-bit integer, 32/64-bit float),
 /// FLAC, Ogg Vorbis, Ogg Opus and the other formats libsndfile knows.

@@ -1,4 +1,5 @@
-import COpus
+internal import COpus
+import SpeakerIO
 
 /// Maps libopus return codes to `SpeakerIOError`, in one place.
 enum OpusStatus {

@@ -1,4 +1,5 @@
 import Foundation
+import SpeakerIO
 
 /// Writes mono `Float` audio to an Ogg Opus file (RFC 7845) with its own Ogg pages, so that silence costs
 /// next to nothing: `writeSilence` encodes a few silent frames and then repeats the last silent packet

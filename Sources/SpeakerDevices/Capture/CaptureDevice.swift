@@ -1,8 +1,9 @@
-import CALSA
+internal import CALSA
 
 #if canImport(Glibc)
 import Glibc
 #endif
+import SpeakerIO
 
 /// What a capture device was opened with.
 public struct CaptureFormat: Sendable, Equatable {

@@ -1,4 +1,5 @@
-import CALSA
+internal import CALSA
+import SpeakerIO
 
 /// Opens capture PCMs with an extra alsa-lib configuration file on top of the system's, for this
 /// process only: PCMs defined in the file (a `type file` PCM reading a recording, a `dsnoop`, a

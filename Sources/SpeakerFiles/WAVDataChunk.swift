@@ -1,4 +1,4 @@
-import CSndFile
+internal import CSndFile
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SpeakerIO
 
 /// A bound UDP socket (IPv4 or IPv6) that receives and sends without blocking, for RTP.
 ///

@@ -1,4 +1,5 @@
 import Synchronization
+import SpeakerIO
 
 /// A microphone on an ALSA capture device: one device channel as 20 ms frames at 48 kHz, through
 /// `AudioCapture` (its own capture thread, resampling when the device does not run at 48 kHz).

@@ -1,8 +1,9 @@
-import CALSA
+internal import CALSA
 
 #if canImport(Glibc)
 import Glibc
 #endif
+import SpeakerIO
 
 /// Maps alsa-lib return codes to `SpeakerIOError`, in one place.
 ///

@@ -1,4 +1,5 @@
-import COpus
+internal import COpus
+import SpeakerIO
 
 /// Encodes mono `Float` audio into Opus packets of 20 ms (for tests and RTP senders).
 ///

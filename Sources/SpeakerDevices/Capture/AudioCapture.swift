@@ -1,7 +1,8 @@
-import CALSA
+internal import CALSA
 import Foundation
 import Synchronization
 import SpeakerBase
+import SpeakerIO
 
 /// Records from one ALSA device on its own thread and delivers 10 ms hops of chosen channels,
 /// resampled to the engine's rate.

@@ -1,4 +1,5 @@
-import COpus
+import SpeakerIO
+import SpeakerOpus
 import SpeakerBase
 
 /// One incoming RTP/Opus stream (one SSRC): jitter buffer, then either Opus decoding to 16 kHz hops
@@ -113,14 +114,13 @@ public final class RTPStreamReceiver: HopSource {
     public func insert(_ packet: RTPPacket, datagram: UnsafeRawBufferPointer, arrival: Int? = nil) -> Insertion {
         let payload = UnsafeRawBufferPointer(rebasing: datagram[packet.payload])
         // The TOC byte(s) give the duration; a payload libopus cannot even size is malformed.
-        let samples = opus_packet_get_nb_samples(payload.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(payload.count), Int32(AnalysisFormat.sampleRate))
-        guard samples > 0, samples <= 1920 else {
+        guard let samples = OpusPacketDecoder.samples(in: payload), samples <= 1920 else {
             buffer.statistics.invalidPayloads += 1
             return .invalidPayload
         }
         let fec = mode == .decode && OpusPacketDecoder.hasInbandFEC(payload)
         switch buffer.insert(
-            packet, payload: payload, duration: Int(samples), arrival: arrival ?? receivingTick * AnalysisFormat.hopSize, fec: fec)
+            packet, payload: payload, duration: samples, arrival: arrival ?? receivingTick * AnalysisFormat.hopSize, fec: fec)
         {
         case .accepted: return .accepted
         case .duplicate: return .duplicate

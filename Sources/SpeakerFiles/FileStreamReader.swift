@@ -1,4 +1,5 @@
 import SpeakerBase
+import SpeakerIO
 /// The mono streams of one audio file, decoded and resampled a block at a time: `loadStreams` in bounded memory.
 ///
 /// The file gives one stream, or one per channel unless `downmix` averages them, exactly as `loadStreams` does;

@@ -1,3 +1,6 @@
+import SpeakerIO
+import SpeakerOpus
+
 /// Publishes 20 ms frames of 48 kHz mono audio as Opus over RTP (RFC 7587), with the RFC 6464 audio
 /// level in an RFC 8285 one-byte header extension, from one UDP socket.
 ///

@@ -1,4 +1,5 @@
 import SpeakerBase
+import SpeakerIO
 /// One mono stream decoded from a file and resampled for the engine.
 public struct DecodedStream: Sendable, Equatable {
     /// The stream id: the file's base name without extension (`alice` for `talks/alice.wav`),

@@ -1,4 +1,4 @@
-import CALSA
+internal import CALSA
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
-import CSndFile
+internal import CSndFile
 import Synchronization
+import SpeakerIO
 
 /// Writes mono `Float` audio to a file through libsndfile: Ogg Opus (for recordings) or 16-bit WAV.
 ///

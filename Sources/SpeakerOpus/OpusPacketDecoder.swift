@@ -1,5 +1,6 @@
-import COpus
+internal import COpus
 import SpeakerBase
+import SpeakerIO
 
 /// Decodes mono Opus packets (one per RTP payload, say) to `Float` samples at a chosen rate, with
 /// packet-loss concealment.
@@ -103,6 +104,16 @@ public final class OpusPacketDecoder {
         let status = opus_decode_float(
             decoder, bytes.assumingMemoryBound(to: UInt8.self), Int32(next.count), output.baseAddress!, Int32(samples), 1)
         return try OpusStatus.check(status, "opus_decode_float", subject: subject)
+    }
+
+    /// How many samples an Opus packet decodes to at `sampleRate`, read from its TOC byte(s) without decoding.
+    /// - Returns: The samples per channel (at most 120 ms' worth), or nil when libopus cannot size the packet
+    ///   (empty, or a malformed frame count).
+    /// - Complexity: O(1). Allocates nothing. The corresponding C function is `opus_packet_get_nb_samples`.
+    public static func samples(in packet: UnsafeRawBufferPointer, sampleRate: Int = AnalysisFormat.sampleRate) -> Int? {
+        guard let bytes = packet.baseAddress?.assumingMemoryBound(to: UInt8.self), packet.count > 0 else { return nil }
+        let samples = opus_packet_get_nb_samples(bytes, Int32(clamping: packet.count), Int32(sampleRate))
+        return samples > 0 ? Int(samples) : nil
     }
 
     /// Whether an Opus packet carries in-band FEC (SILK LBRR) data for the packet before it.

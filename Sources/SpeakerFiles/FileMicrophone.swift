@@ -1,4 +1,5 @@
 import Synchronization
+import SpeakerIO
 
 /// A microphone that plays an audio file in real time: 20 ms frames at 48 kHz mono, each delivered
 /// when it is due.

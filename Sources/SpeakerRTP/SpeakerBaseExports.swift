@@ -1,0 +1,3 @@
+// The shared basics this module's API speaks in (the analysis format, `AudioLevel`, `HopSource`), for
+// users that import only SpeakerRTP.
+@_exported import SpeakerBase
