@@ -88,7 +88,8 @@ public struct TickTimes: Sendable, Equatable {
 /// forwarding, the engine deciding each room's dominant speaker every 10 ms, and the mixes of WebRTC
 /// members (`WebRTCMix`, from the same decoded hops).
 ///
-/// Runs on its own thread. Everything inside is owned by that thread; the only shared things are the
+/// Runs on its own thread. Everything inside is owned by that thread (debug builds check it:
+/// `ConfinementCheck`); the only shared things are the
 /// command queue (a `Mutex`), the statistics (a `Mutex`, updated once per tick), the tick count (an
 /// atomic, published once per tick) and the stop flag.
 ///
@@ -146,6 +147,9 @@ final class MediaLoop: @unchecked Sendable {
     }
 
     let socket: UDPSocket
+    /// The loop's thread owns everything below that is not locked or atomic: debug builds stop on a call of
+    /// `applyCommands`, `route` or `runTick` while another thread is inside one.
+    private let confinement = ConfinementCheck("MediaLoop")
     private let engine: Engine
     private let levelTicks: Int
     private let recordsAudio: Bool
@@ -285,18 +289,31 @@ final class MediaLoop: @unchecked Sendable {
             datagram.deallocate()
             hop.deallocate()
         }
-        ticker.start()
-        startedAt.store(ticker.startTime, ordering: .releasing)
-        wallClockAtZero = RTCPSenderReport.unixTimeNow() - Double(PacedTicker.uptimeNanoseconds() - ticker.startTime) / 1e9
-        for room in rooms.values { room.clock.wallClockAtZero = wallClockAtZero }
+        startClock()
         var source = SocketAddress(host: "0.0.0.0", port: 0)!
         while !stopFlag.load(ordering: .acquiring) {
             applyCommands()
             receive(into: datagram, from: &source)
-            let began = ticker.now()
-            if ticker.isLate(began: began) { counters.lateTicks += 1 }
-            tick(hop, began: began)
+            runTick(hop)
         }
+    }
+
+    /// Starts the 10 ms clock: tick 0 begins now. On the loop's thread (or, in tests, on the thread that
+    /// plays it, calling `applyCommands`, `route` and `runTick` itself instead of `start`).
+    func startClock() {
+        ticker.start()
+        startedAt.store(ticker.startTime, ordering: .releasing)
+        wallClockAtZero = RTCPSenderReport.unixTimeNow() - Double(PacedTicker.uptimeNanoseconds() - ticker.startTime) / 1e9
+        for room in rooms.values { room.clock.wallClockAtZero = wallClockAtZero }
+    }
+
+    /// Runs the tick that is due now (late or not), with `hop` as its scratch buffer.
+    func runTick(_ hop: UnsafeMutableBufferPointer<Float>) {
+        confinement.enter("runTick")
+        defer { confinement.leave() }
+        let began = ticker.now()
+        if ticker.isLate(began: began) { counters.lateTicks += 1 }
+        tick(hop, began: began)
     }
 
     /// Routes datagrams as they arrive until the current tick is due or the stop flag; after
@@ -323,7 +340,9 @@ final class MediaLoop: @unchecked Sendable {
         }
     }
 
-    private func applyCommands() {
+    func applyCommands() {
+        confinement.enter("applyCommands")
+        defer { confinement.leave() }
         let pending = commands.withLock { queue in
             let taken = queue
             queue.removeAll()
@@ -458,7 +477,11 @@ final class MediaLoop: @unchecked Sendable {
 
     /// Checks a datagram against the bindings, forwards it, and hands it to the publisher's jitter buffer.
     /// - Complexity: one hash lookup of the SSRC and one of the room, then O(members of the room).
-    private func route(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress) {
+    /// - Parameter arrival: When it arrived, in 16 kHz samples since tick 0; nil: now, by the loop's clock (a
+    ///   test that plays the loop faster than real time gives the time it plays).
+    func route(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress, arrival: Int? = nil) {
+        confinement.enter("route")
+        defer { confinement.leave() }
         guard !ownAddresses.contains(source) else {
             counters.fromSelf += 1
             return
@@ -506,17 +529,25 @@ final class MediaLoop: @unchecked Sendable {
             return
         }
         counters.accepted += 1
-        for other in rooms[member.room]?.members ?? [] where members[other].participant != member.participant && members[other].mix == nil {
-            guard let receiver = members[other].receiver else { continue }
-            if socket.send(bytes, to: receiver) { counters.forwarded += 1 } else { counters.sendFailures += 1 }
+        // Index loops on the per-tick path: a debug build's `for x in array` allocates per element, and the
+        // allocation test (`MediaLoopAllocationTests`) runs in debug builds too.
+        if let roomMembers = rooms[member.room]?.members {
+            for position in roomMembers.indices {
+                let other = roomMembers[position]
+                guard members[other].participant != member.participant, members[other].mix == nil,
+                    let receiver = members[other].receiver
+                else { continue }
+                if socket.send(bytes, to: receiver) { counters.forwarded += 1 } else { counters.sendFailures += 1 }
+            }
         }
         // 16 kHz samples since tick 0 (62,500 ns each).
-        let arrival = Int((ticker.now() &- ticker.startTime) / 62_500)
+        let arrival = arrival ?? Int((ticker.now() &- ticker.startTime) / 62_500)
         _ = member.jitter?.insert(packet, datagram: bytes, arrival: arrival)
     }
 
     private func tick(_ hop: UnsafeMutableBufferPointer<Float>, began: UInt64) {
-        for (index, member) in members.enumerated() {
+        for index in members.indices {
+            let member = members[index]
             if mixing { hopHeld[index] = false }
             guard let jitter = member.jitter, let stream = member.stream else { continue }
             if case .audio = jitter.pull(tick: ticks, into: hop) {
@@ -538,7 +569,8 @@ final class MediaLoop: @unchecked Sendable {
             switch event {
             case .dominant(let engineRoom, let stream, let time):
                 guard let name = roomOfEngineRoom[engineRoom], let room = rooms[name] else { return }
-                let participant = stream.flatMap { memberOfStream[$0] }.map { members[$0].participant }
+                var participant: ParticipantID?
+                if let stream, let index = memberOfStream[stream] { participant = members[index].participant }
                 delegate?.speakerChanged(room: name, participant: participant, time: time - Double(room.openedAtTick) / 100)
             case .speech(let stream, let active, _, let since):
                 guard recordsAudio, let index = memberOfStream[stream], let room = rooms[members[index].room] else { return }
@@ -557,8 +589,8 @@ final class MediaLoop: @unchecked Sendable {
     /// Adds up the jitter buffers' losses (once a second: O(members)).
     private func countLosses() {
         var concealed = lostByRemoved.concealed, recovered = lostByRemoved.recovered, silenced = lostByRemoved.silenced
-        for member in members {
-            guard let statistics = member.jitter?.statistics else { continue }
+        for index in members.indices {
+            guard let statistics = members[index].jitter?.statistics else { continue }
             concealed += statistics.concealed
             recovered += statistics.recovered
             silenced += statistics.silenced
@@ -573,15 +605,21 @@ final class MediaLoop: @unchecked Sendable {
     /// - Complexity: O(members × hop) per room with a mixing member. Allocates nothing.
     private func sendMixes() {
         let size = AnalysisFormat.hopSize
-        for room in rooms.values {
-            guard room.members.contains(where: { members[$0].mix != nil }) else { continue }
+        var cursor = rooms.startIndex
+        while cursor != rooms.endIndex {
+            let room = rooms.values[cursor]
+            rooms.formIndex(after: &cursor)
+            var anyMix = false
+            for position in room.members.indices where members[room.members[position]].mix != nil { anyMix = true }
+            guard anyMix else { continue }
             for i in 0..<size { roomSum[i] = 0 }
-            for member in room.members where hopHeld[member] {
-                let start = member * size
+            for position in room.members.indices where hopHeld[room.members[position]] {
+                let start = room.members[position] * size
                 for i in 0..<size { roomSum[i] += hops[start + i] }
             }
-            for index in room.members where members[index].mix != nil {
-                guard let receiver = members[index].receiver else { continue }
+            for position in room.members.indices {
+                let index = room.members[position]
+                guard members[index].mix != nil, let receiver = members[index].receiver else { continue }
                 let start = index * size, own = hopHeld[index]
                 for i in 0..<size { mixHop[i] = own ? roomSum[i] - hops[start + i] : roomSum[i] }
                 let socket = self.socket
@@ -610,7 +648,7 @@ final class MediaLoop: @unchecked Sendable {
                 tickWork.withUnsafeBufferPointer { work in
                     _ = UnsafeMutableBufferPointer(rebasing: scratch[..<filled]).update(fromContentsOf: work[..<filled])
                 }
-                scratch[..<filled].sort()
+                Self.sortAscending(UnsafeMutableBufferPointer(rebasing: scratch[..<filled]))
                 // Nearest rank: the smallest value with at least q of the window at or below it.
                 func rank(_ q: Double) -> Int { Swift.min(filled - 1, Swift.max(0, Int((q * Double(filled)).rounded(.up)) - 1)) }
                 times.p50 = scratch[rank(0.5)]
@@ -620,6 +658,35 @@ final class MediaLoop: @unchecked Sendable {
             }
         }
         counters.tickTimes = times
+    }
+
+    /// Sorts `values` ascending in place (heapsort). The standard library's generic `sort()` allocates
+    /// thousands of times per call in a debug build, where the allocation test runs.
+    /// - Complexity: O(n log n). Allocates nothing.
+    static func sortAscending(_ values: UnsafeMutableBufferPointer<Double>) {
+        let count = values.count
+        // Moves the value at `root` down until it is no smaller than its children, within values[..<end].
+        func siftDown(_ root: Int, _ end: Int) {
+            var parent = root
+            while 2 * parent + 1 < end {
+                var child = 2 * parent + 1
+                if child + 1 < end && values[child] < values[child + 1] { child += 1 }
+                guard values[parent] < values[child] else { return }
+                values.swapAt(parent, child)
+                parent = child
+            }
+        }
+        var root = count / 2 - 1
+        while root >= 0 {
+            siftDown(root, count)
+            root -= 1
+        }
+        var end = count - 1
+        while end > 0 {
+            values.swapAt(0, end)
+            siftDown(0, end)
+            end -= 1
+        }
     }
 
     private func reportLevels() {

@@ -334,10 +334,12 @@ public final class Engine {
             }
         }
         if shards.count == 1 {
-            let events = shards[0].events
+            // Read in place: a copy of the array held until the deferred `removeAll` (as a debug build
+            // holds it) would make that call allocate a new buffer.
+            let shard = shards[0]
             var index = 0
-            while index < events.count {
-                try body(events[index])
+            while index < shard.events.count {
+                try body(shard.events[index])
                 index += 1
             }
             return

@@ -1,0 +1,107 @@
+import CAllocationCounter
+import CallProtocol
+import Foundation
+import SpeakerCore
+import SpeakerIO
+import SpeakerRTP
+import Synchronization
+import Testing
+import TestSupport
+
+@testable import CallServer
+
+/// The server's per-tick path allocates nothing once warm: taking a datagram (parse, admission, budget),
+/// forwarding it, the jitter buffers and Opus decoding, the engine, and the mix a WebRTC member hears.
+@Suite struct MediaLoopAllocationTests {
+    /// Counts speaker changes without allocating (the loop calls it on the thread being measured).
+    final class Counting: TickWatchingDelegate {
+        let speakerChanges = Atomic<Int>(0)
+        func speakerChanged(room: CallRoomID, participant: ParticipantID?, time: Double) {
+            speakerChanges.add(1, ordering: .relaxed)
+        }
+        func tickEnded(ticks: Int) {}
+
+    }
+
+    /// One publisher's RTP datagrams: 20 ms Opus packets of `signal` (16 kHz, sent at 48 kHz), as
+    /// `RTPAudioSender` sends them. Its RTCP sender reports are left out: they would place the packets by
+    /// their capture time, and this test plays the loop faster than they were made.
+    static func datagrams(of signal: [Float], ssrc: UInt32) throws -> [[UInt8]] {
+        let capture = try UDPSocket(address: "127.0.0.1:0")
+        let sender = try RTPAudioSender(socket: capture, ssrc: ssrc)
+        let upsampled = try Resampler(inputRate: 16000, outputRate: 48000).process(signal)
+        var bytes = [UInt8](repeating: 0, count: 2048)
+        var datagrams: [[UInt8]] = []
+        for start in stride(from: 0, through: upsampled.count - RTPAudioSender.frameSize, by: RTPAudioSender.frameSize) {
+            let frame = Array(upsampled[start..<start + RTPAudioSender.frameSize])
+            _ = try frame.withUnsafeBufferPointer { try sender.send(frame: $0, to: capture.localAddress) }
+            while let count = bytes.withUnsafeMutableBytes({ capture.receive(into: $0) }) {
+                let datagram = Array(bytes[..<count])
+                if !datagram.withUnsafeBytes({ RTPPacket.isRTCP($0) }) { datagrams.append(datagram) }
+            }
+        }
+        return datagrams
+    }
+
+    @Test func aTickWithForwardingDecodingTheEngineAndAMixAllocatesNothing() throws {
+        let delegate = Counting()
+        // No level reports in the measured ticks (they build the `audio-levels` message's dictionary).
+        let loop = try MediaLoop(
+            socket: UDPSocket(address: "127.0.0.1:0"), configuration: EngineConfiguration(), levelInterval: 1000,
+            recordsAudio: false, delegate: delegate)
+        let ears = try (0..<3).map { _ in try UDPSocket(address: "127.0.0.1:0") }
+        func endpoint(_ socket: UDPSocket) -> MediaEndpoint { MediaEndpoint(host: "127.0.0.1", port: socket.port) }
+        // alice and bob publish over RTP and hear the others forwarded; carol is a browser's relay: she
+        // publishes from her relay socket and hears the others mixed.
+        loop.post(.openRoom(room: "room"))
+        let names: [ParticipantID] = ["alice", "bob", "carol"]
+        let sources = (0..<3).map { SocketAddress(host: "127.0.0.1", port: 41000 + $0)! }
+        for index in 0..<2 {
+            loop.post(.addMember(
+                room: "room", participant: names[index], ssrc: SSRC(UInt32(1001 + index)),
+                sender: MediaSource(host: "127.0.0.1", port: sources[index].port), receiver: endpoint(ears[index])))
+        }
+        loop.post(.addMember(room: "room", participant: "carol", ssrc: 1003, sender: nil, receiver: nil))
+        loop.post(.bind(
+            room: "room", participant: "carol", sender: MediaSource(host: "127.0.0.1", port: sources[2].port),
+            receiver: endpoint(ears[2]), mixSSRC: 77))
+        // Turns: alice, bob, carol, 2 s each, twice; each publisher sends all the time (quiet noise between).
+        // The first round warms up (each path's first use instantiates runtime metadata, buffers reach their
+        // size); the second is measured.
+        let seconds = 12.0
+        let packets = try (0..<3).map { index in
+            var signal = Synthesis.noise(seconds: seconds, levelDBFS: -65, seed: UInt64(10 + index))
+            for round in 0..<2 {
+                let voice = Synthesis.voice(seconds: 1.8, f0: [110, 160, 210][index], levelDBFS: -20, seed: UInt64(2 * index + round + 1))
+                Synthesis.add(voice, into: &signal, at: 6.0 * Double(round) + 2.0 * Double(index) + 0.1)
+            }
+            return try Self.datagrams(of: signal, ssrc: UInt32(1001 + index))
+        }
+        let warmUpTicks = 600
+        var allocations = 0
+        let hop = UnsafeMutableBufferPointer<Float>.allocate(capacity: AnalysisFormat.hopSize)
+        defer { hop.deallocate() }
+        // This thread plays the loop's: commands, then per 10 ms tick the datagrams due, then the tick.
+        loop.startClock()
+        loop.applyCommands()
+        for tick in 0..<Int(seconds * 100) {
+            let before = allocation_counter_current_thread()
+            if tick % 2 == 0 {
+                for index in 0..<3 where tick / 2 < packets[index].count {
+                    packets[index][tick / 2].withUnsafeBytes {
+                        loop.route($0, from: sources[index], arrival: tick * AnalysisFormat.hopSize)
+                    }
+                }
+            }
+            loop.runTick(hop)
+            if tick >= warmUpTicks { allocations += allocation_counter_current_thread() - before }
+        }
+        let statistics = loop.statistics
+        // Every packet was taken; alice's and bob's forwarded to each other, carol's to both; carol heard a mix.
+        #expect(statistics.accepted == packets.map(\.count).reduce(0, +))
+        #expect(statistics.forwarded + statistics.sendFailures == packets[0].count + packets[1].count + 2 * packets[2].count)
+        #expect(statistics.mixed > 200)
+        #expect(delegate.speakerChanges.load(ordering: .relaxed) >= 6, "the engine named each turn")
+        #expect(allocations == 0, "allocations in \(Int(seconds * 100) - warmUpTicks) ticks after warm-up")
+    }
+}
