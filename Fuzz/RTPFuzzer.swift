@@ -1,7 +1,7 @@
 /// libFuzzer target for the RTP packet parser, the RFC 8285 header-extension walker (with the RFC 6464
 /// audio level) and the jitter buffer's reorder and playout logic.
 ///
-/// Built by `tools/fuzz_rtp.sh` together with `Sources/SpeakerIO/RTP/RTPPacket.swift`,
+/// Built by `tools/network/fuzz_rtp.sh` together with `Sources/SpeakerIO/RTP/RTPPacket.swift`,
 /// `RTPJitterBuffer.swift` and `PlayoutClock.swift` into one module, linked with SpeakerBase (its own module, as in the package), with
 /// `swiftc -sanitize=fuzzer,address`.
 ///

@@ -4,7 +4,7 @@ import CGStreamer
 /// `OfferSummary.parse` (the shape check, then GStreamer's SDP parser), `OfferSummary(_:)` on what it
 /// parsed, the `a=rtpmap`/`a=extmap` readers alone, and `ICECandidateSyntax.check`.
 ///
-/// Built by `tools/fuzz_call.sh sdp` together with `OfferSummary.swift`, `ICECandidateSyntax.swift` and
+/// Built by `tools/network/fuzz_call.sh sdp` together with `OfferSummary.swift`, `ICECandidateSyntax.swift` and
 /// `WebRTCError.swift` of CallWebRTC into one module, linked with GStreamer's SDP library (not
 /// instrumented: coverage counts the Swift side; the dictionary supplies SDP's syntax).
 ///

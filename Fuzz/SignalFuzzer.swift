@@ -1,7 +1,7 @@
 /// libFuzzer target for the signalling decoders: `ClientMessage(json:)` (what the server reads from every
 /// WebSocket text frame) and `ServerMessage(json:)` (what the client SDK reads from the server).
 ///
-/// Built by `tools/fuzz_call.sh signal` together with the CallProtocol sources into one module, with
+/// Built by `tools/network/fuzz_call.sh signal` together with the CallProtocol sources into one module, with
 /// `swiftc -sanitize=fuzzer,address`.
 ///
 /// Input: one text frame. Bytes that are not UTF-8 are skipped, as the transport refuses them before any

@@ -4,7 +4,7 @@ import Foundation
 /// libFuzzer target for the token verifier, `AccessToken.verify` (what the server applies to the token of
 /// every `join` and to every API call's bearer token), under a fixed secret at a fixed instant.
 ///
-/// Built by `tools/fuzz_call.sh token` together with the CallProtocol sources into one module, with
+/// Built by `tools/network/fuzz_call.sh token` together with the CallProtocol sources into one module, with
 /// `swiftc -sanitize=fuzzer,address`. Only public API of CallProtocol is used (plus libcrypto's `HMAC`
 /// for its own signatures), so that the target keeps building while the verifier changes.
 ///

@@ -10,7 +10,7 @@ struct FeaturesCommand: Command {
     static let overview = """
         Runs each stream of each FILE alone through the engine, 10 ms at a time, and
         writes the sound classifier's input after every frame: what
-        tools/train_classifier.py trains on, computed by the same code that runs in a
+        tools/corpus/train_classifier.py trains on, computed by the same code that runs in a
         call. Streams are named as detect names them (alice.wav -> alice; channels of
         a multichannel file -> <name>-ch1, ...).
         """
@@ -36,7 +36,7 @@ struct FeaturesCommand: Command {
         features as FrameFeatures.columns lists them (band energies in dBFS 0-15,
         band SNRs in dB 16-31, then energy, window energy, zero-crossing rate,
         segmental SNR, flatness, centroid in kHz, flux, periodicity, pitch in kHz,
-        speech-band excess in dBFS). tools/train_speech_model.py reads them.
+        speech-band excess in dBFS). tools/corpus/train_speech_model.py reads them.
 
         EXIT STATUS: 0 success; 1 unusable input file or unwritable output (one line
         on standard error); 64 command-line error.

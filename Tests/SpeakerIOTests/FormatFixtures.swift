@@ -1,7 +1,7 @@
 import Foundation
 import TestSupport
 
-/// The files of `Fixtures/formats/` (made by `tools/make_format_fixtures.py`) and small helpers for
+/// The files of `Fixtures/formats/` (made by `tools/corpus/make_format_fixtures.py`) and small helpers for
 /// files a test writes itself.
 enum FormatFixtures {
     /// Good files: name, sample rate, channels and `formatDescription`, as Fixtures/README.md lists them.

@@ -28,7 +28,7 @@ struct ListenTests {
     static func port(_ address: String) -> String { String(address.split(separator: ":").last ?? "") }
 
     static func sender(_ script: String, _ arguments: [String]) throws -> LiveRunner.Helper {
-        try LiveRunner.Helper("bash", [LiveRunner.tools.appendingPathComponent(script).path] + arguments)
+        try LiveRunner.Helper("bash", [LiveRunner.tools.appendingPathComponent("network").appendingPathComponent(script).path] + arguments)
     }
 
     @Test(.enabled(if: LiveRunner.canRun(needing: "gst-launch-1.0", "ffmpeg"), "needs gst-launch-1.0 and ffmpeg: bash tools/install-deps.sh"))

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The room server under load, as `tools/load_test.py` runs it: 10 rooms of 5 file-backed `join`
+/// The room server under load, as `tools/benchmarks/load_test.py` runs it: 10 rooms of 5 file-backed `join`
 /// clients, every client seeing its room's speaker-changed sequence exactly as the server sent it.
 /// A short run here; the README's figures come from a three-minute release run.
 @Suite("load: 10 rooms x 5 join clients", .serialized, .realTime)
@@ -37,7 +37,7 @@ struct LoadTests {
         #expect(rooms.count == 6 && rooms.values.allSatisfy { ($0["turns"] as? Int ?? 0) >= 2 }, "\(text)")
     }
 
-    /// Runs `tools/load_test.py` with `arguments` on the release build of ACTIVESPEAKER_LOAD_BINARY; returns
+    /// Runs `tools/benchmarks/load_test.py` with `arguments` on the release build of ACTIVESPEAKER_LOAD_BINARY; returns
     /// its output and its JSON summary, having checked that it passed (exit 0, no failures).
     static func loadTest(_ arguments: [String]) throws -> (text: String, summary: [String: Any]) {
         // tools/test.sh builds it; 50 clients of a debug build cannot keep up with real time.
@@ -48,7 +48,7 @@ struct LoadTests {
         defer { try? FileManager.default.removeItem(atPath: summary) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", LiveRunner.tools.appendingPathComponent("load_test.py").path]
+        process.arguments = ["python3", LiveRunner.tools.appendingPathComponent("benchmarks").appendingPathComponent("load_test.py").path]
             + arguments + ["--binary", path, "--json", summary]
         let output = Pipe()
         process.standardOutput = output

@@ -70,7 +70,7 @@ extension SoundClasses {
 }
 
 /// The sound classifier: a multilayer perceptron 64 → 32 → 16 → 4 (ReLU, softmax) over a stream's
-/// `SoundContext`, trained by `tools/train_classifier.py` on real speech, music and sounds.
+/// `SoundContext`, trained by `tools/corpus/train_classifier.py` on real speech, music and sounds.
 ///
 /// Shared, immutable: one instance serves every worker.
 /// Real-time safe: `classify` allocates nothing, takes no lock and cannot fail.

@@ -10,7 +10,7 @@
 /// flatness, pitch glide, how often the sound starts and stops).
 ///
 /// `input` is the classifier's input vector, `SoundContext.inputCount` values. Its layout is part of
-/// the trained model (see `tools/train_classifier.py`, which reads it as `activespeaker features`
+/// the trained model (see `tools/corpus/train_classifier.py`, which reads it as `activespeaker features`
 /// writes it):
 ///
 /// | index | value |

@@ -64,7 +64,7 @@ public struct SpeechModelState: Sendable {
 }
 
 /// The learned speech model: a one-layer gated recurrent network (GRU) over each frame's own
-/// features, trained by `tools/train_speech_model.py` to follow a teacher (Silero VAD on clean speech
+/// features, trained by `tools/corpus/train_speech_model.py` to follow a teacher (Silero VAD on clean speech
 /// clips) and the corpus's references (music, sounds, nothing). Every `stride` frames it reads the
 /// frames' chosen `FrameFeatures` columns and says what the stream's sound is (`SoundClasses`).
 ///

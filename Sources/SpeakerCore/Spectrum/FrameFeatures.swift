@@ -43,7 +43,7 @@ public struct FrameFeatures: Sendable, Equatable {
     public init() {}
 
     /// Names of the values `appendColumns` writes, in order: what `activespeaker features --layout
-    /// frame` writes per frame, for training (tools/train_speech_model.py).
+    /// frame` writes per frame, for training (tools/corpus/train_speech_model.py).
     public static let columns: [String] =
         (0..<16).map { "band\($0)_dbfs" } + (0..<16).map { "band\($0)_snr_db" } + [
             "energy_dbfs", "window_energy_dbfs", "zero_crossing_rate", "segmental_snr_db", "flatness",
