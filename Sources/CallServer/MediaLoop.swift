@@ -153,6 +153,8 @@ final class MediaLoop: @unchecked Sendable {
     private let engine: Engine
     private let levelTicks: Int
     private let recordsAudio: Bool
+    /// Publishers' streams are their packets' RFC 6464 levels, not decoded audio (`serve --levels-only`).
+    private let levelsOnly: Bool
     private weak var delegate: (any MediaLoopDelegate)?
     private let commands = Mutex<[MediaCommand]>([])
     private let statisticsBox = Mutex(MediaStatistics())
@@ -211,15 +213,19 @@ final class MediaLoop: @unchecked Sendable {
     /// - Parameters:
     ///   - socket: The bound socket to receive RTP on and forward from.
     ///   - levelInterval: Seconds between `audioLevels` reports.
+    ///   - levelsOnly: The engine hears each publisher's RFC 6464 levels, and nothing is decoded; then nothing can
+    ///     be recorded or mixed (`recordsAudio` must be false, and a member that `bind`s hears no mix).
     init(
         socket: UDPSocket, configuration: EngineConfiguration, levelInterval: Double, recordsAudio: Bool,
-        delegate: any MediaLoopDelegate
+        levelsOnly: Bool = false, delegate: any MediaLoopDelegate
     ) throws {
+        precondition(!(levelsOnly && recordsAudio), "a level-only loop has no audio to record")
         self.socket = socket
         ownAddresses = socket.ownAddresses()
         engine = try Engine(configuration: configuration)
         levelTicks = max(1, Int((levelInterval * 100).rounded()))
         self.recordsAudio = recordsAudio
+        self.levelsOnly = levelsOnly
         self.delegate = delegate
     }
 
@@ -399,7 +405,7 @@ final class MediaLoop: @unchecked Sendable {
             }
             if let ssrc = members[index].ssrc, sender != nil, members[index].stream == nil { publish(&members[index], ssrc: ssrc, in: mediaRoom) }
             // A WebRTC session hears the others mixed: its browser has one track from the server.
-            if members[index].receiver == nil {
+            if members[index].receiver == nil || levelsOnly {
                 members[index].mix = nil
             } else if members[index].mix == nil {
                 members[index].mix = try? WebRTCMix(ssrc: mixSSRC?.rawValue ?? UInt32.random(in: 1...UInt32.max))
@@ -426,8 +432,10 @@ final class MediaLoop: @unchecked Sendable {
 
     /// Gives a member that publishes its engine stream and jitter buffer.
     private func publish(_ member: inout Member, ssrc: SSRC, in room: MediaRoom) {
-        member.stream = engine.addStream(name: member.participant.rawValue, room: room.engineRoom)
-        member.jitter = try? RTPStreamReceiver(ssrc: ssrc.rawValue, mode: .decode, startTick: ticks, clock: room.clock)
+        let name = member.participant.rawValue
+        member.stream = levelsOnly ? engine.addLevelStream(name: name, room: room.engineRoom) : engine.addStream(name: name, room: room.engineRoom)
+        member.jitter = try? RTPStreamReceiver(
+            ssrc: ssrc.rawValue, mode: levelsOnly ? .levels : .decode, startTick: ticks, clock: room.clock)
     }
 
     private func removeMember(at index: Int) {
@@ -550,7 +558,12 @@ final class MediaLoop: @unchecked Sendable {
             let member = members[index]
             if mixing { hopHeld[index] = false }
             guard let jitter = member.jitter, let stream = member.stream else { continue }
-            if case .audio = jitter.pull(tick: ticks, into: hop) {
+            switch jitter.pull(tick: ticks, into: hop) {
+            case .level(let level):
+                engine.submitLevel(level, to: stream)
+            case .silence, .ended:
+                break
+            case .audio:
                 engine.submit(UnsafeBufferPointer(hop), to: stream)
                 if recordsAudio { delegate?.recordHop(room: member.room, participant: member.participant, hop: UnsafeBufferPointer(hop), tick: ticks) }
                 if mixing {

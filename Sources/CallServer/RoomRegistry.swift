@@ -29,6 +29,9 @@ struct RoomRegistry {
         var clustered = false
         /// The host publishers send RTP to when it is not the signalling connection's (MEDIA's `host`).
         var mediaHost: String?
+        /// The media loop hears levels only (`serve --levels-only`): it decodes nothing, so it has no mix to
+        /// give a browser, and WebRTC offers are refused.
+        var levelsOnly = false
     }
 
     /// A member of a room. A value: the registry changes it in place, in `rooms`, and nowhere else.
@@ -285,6 +288,10 @@ struct RoomRegistry {
                 return [.send(connection, .error(error))]
             }
         case .offer(let sdp):
+            guard !settings.levelsOnly else {
+                return [.send(connection, .error(CallError(
+                    .notAllowed, "this server hears levels only (serve --levels-only): a browser needs a mix of decoded audio")))]
+            }
             guard state.webRTC == nil else {
                 return [.send(connection, .error(CallError(.joinState, "a WebRTC session is open already: renegotiation is not supported")))]
             }

@@ -41,6 +41,11 @@ public struct RoomServerConfiguration: Sendable {
     public var recordingDirectory: String?
     /// The engine's settings (as `detect --config`).
     public var engine = EngineConfiguration()
+    /// The engine hears each publisher's RFC 6464 audio levels (the RTP header extension, id 1) and nothing
+    /// is decoded (`serve --levels-only`): far less work per participant, for publishers that send levels.
+    /// Then nothing can be recorded (`recordingDirectory` must be nil) and browsers' WebRTC offers are refused
+    /// (a browser hears a mix of decoded audio).
+    public var levelsOnly = false
     /// How the media loop's thread is scheduled (`serve --media-priority`): `realtime` by default, so
     /// that a busy machine cannot make its 10 ms clock fall behind; `normal` where it was refused.
     public var mediaPriority = LoopPriority.realtime
@@ -95,6 +100,9 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
     ///   or `.unavailable` when the cluster cannot be joined (Redis unreachable, another protocol, node id taken).
     public init(configuration: RoomServerConfiguration, log: @escaping @Sendable (String) -> Void = { _ in }) throws {
         self.configuration = configuration
+        if configuration.levelsOnly, configuration.recordingDirectory != nil {
+            throw CallError(.malformedMessage, "a level-only server has no audio to record (--levels-only with --record)")
+        }
         if configuration.cluster != nil, configuration.secret == nil {
             throw CallError(.malformedMessage, "several nodes need one token secret shared by every node (--secret)")
         }
@@ -108,10 +116,11 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
             secret: secret, rtp: rtpSocket.ownAddresses(), defaultMaxParticipants: configuration.maxParticipants,
             clientTimeout: configuration.clientTimeout, rejoinBan: configuration.rejoinBan,
             messageRate: configuration.messageRate, byteRate: configuration.messageBytesPerSecond,
-            clustered: configuration.cluster != nil, mediaHost: configuration.cluster?.advertiseHost)))
+            clustered: configuration.cluster != nil, mediaHost: configuration.cluster?.advertiseHost,
+            levelsOnly: configuration.levelsOnly)))
         media = try MediaLoop(
             socket: rtpSocket, configuration: configuration.engine, levelInterval: configuration.levelInterval,
-            recordsAudio: recorder != nil, delegate: self)
+            recordsAudio: recorder != nil, levelsOnly: configuration.levelsOnly, delegate: self)
         web = try WebServer(
             host: configuration.host, port: configuration.port, webSocketPaths: [Self.signallingPath],
             maximumConnectionsPerAddress: configuration.maxConnectionsPerAddress,

@@ -66,6 +66,12 @@ struct ServeCommand: Command {
             events.jsonl, speech.rttm, floor.rttm (a meeting for eval).
             """),
         .value("config", "FILE.json|KEY=VALUE", repeatable: true, help: "Engine settings, as for detect."),
+        .flag("levels-only", help: """
+            Decode nothing: the engine hears each publisher's RFC 6464 audio
+            levels (RTP header extension id 1), as listen --mode levels does.
+            Far less CPU per participant; no --record, no browsers (a browser
+            hears a mix of decoded audio).
+            """),
         .value("media-priority", "realtime|normal", help: """
             How the media loop's thread is scheduled (default realtime: SCHED_RR
             priority 10, so a busy machine cannot make its 10 ms clock fall
@@ -230,6 +236,10 @@ struct ServeCommand: Command {
             throw .usage("--node-id and --advertise go with --redis")
         }
         configuration.recordingDirectory = options.value("record")
+        configuration.levelsOnly = options.has("levels-only")
+        if configuration.levelsOnly, configuration.recordingDirectory != nil {
+            throw .usage("--levels-only with --record: a level-only server has no audio to record")
+        }
         configuration.engine = try options.engineConfiguration()
         duration = try options.value("duration").map { text throws(CommandError) in
             guard let value = Double(text), value > 0 else { throw .usage("--duration \(text): expected seconds > 0") }

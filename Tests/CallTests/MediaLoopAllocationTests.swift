@@ -11,7 +11,8 @@ import TestSupport
 @testable import CallServer
 
 /// The server's per-tick path allocates nothing once warm: taking a datagram (parse, admission, budget),
-/// forwarding it, the jitter buffers and Opus decoding, the engine, and the mix a WebRTC member hears.
+/// forwarding it, the jitter buffers and Opus decoding (or, level-only, the packets' levels), the engine,
+/// and the mix a WebRTC member hears.
 @Suite struct MediaLoopAllocationTests {
     /// Counts speaker changes without allocating (the loop calls it on the thread being measured).
     final class Counting: TickWatchingDelegate {
@@ -43,16 +44,27 @@ import TestSupport
         return datagrams
     }
 
-    @Test func aTickWithForwardingDecodingTheEngineAndAMixAllocatesNothing() throws {
+    /// What one run of the loop did.
+    struct Run {
+        var statistics: MediaStatistics
+        var packets: [Int]
+        var speakerChanges: Int
+        var allocations: Int
+    }
+
+    /// Plays a loop on this thread: alice, bob and carol take turns of 2 s each, twice. alice and bob publish
+    /// over RTP and hear the others forwarded; carol is a browser's relay (`bind`), publishing from her relay
+    /// socket and hearing the others mixed (or, in a level-only loop, which makes no mixes, forwarded).
+    /// Counts the allocations of the second round's ticks: the first warms up (each path's first use
+    /// instantiates runtime metadata, buffers reach their size).
+    static func run(levelsOnly: Bool) throws -> Run {
         let delegate = Counting()
         // No level reports in the measured ticks (they build the `audio-levels` message's dictionary).
         let loop = try MediaLoop(
             socket: UDPSocket(address: "127.0.0.1:0"), configuration: EngineConfiguration(), levelInterval: 1000,
-            recordsAudio: false, delegate: delegate)
+            recordsAudio: false, levelsOnly: levelsOnly, delegate: delegate)
         let ears = try (0..<3).map { _ in try UDPSocket(address: "127.0.0.1:0") }
         func endpoint(_ socket: UDPSocket) -> MediaEndpoint { MediaEndpoint(host: "127.0.0.1", port: socket.port) }
-        // alice and bob publish over RTP and hear the others forwarded; carol is a browser's relay: she
-        // publishes from her relay socket and hears the others mixed.
         loop.post(.openRoom(room: "room"))
         let names: [ParticipantID] = ["alice", "bob", "carol"]
         let sources = (0..<3).map { SocketAddress(host: "127.0.0.1", port: 41000 + $0)! }
@@ -65,9 +77,7 @@ import TestSupport
         loop.post(.bind(
             room: "room", participant: "carol", sender: MediaSource(host: "127.0.0.1", port: sources[2].port),
             receiver: endpoint(ears[2]), mixSSRC: 77))
-        // Turns: alice, bob, carol, 2 s each, twice; each publisher sends all the time (quiet noise between).
-        // The first round warms up (each path's first use instantiates runtime metadata, buffers reach their
-        // size); the second is measured.
+        // Each publisher sends all the time (quiet noise between its turns).
         let seconds = 12.0
         let packets = try (0..<3).map { index in
             var signal = Synthesis.noise(seconds: seconds, levelDBFS: -65, seed: UInt64(10 + index))
@@ -96,12 +106,29 @@ import TestSupport
             loop.runTick(hop)
             if tick >= warmUpTicks { allocations += allocation_counter_current_thread() - before }
         }
-        let statistics = loop.statistics
+        return Run(
+            statistics: loop.statistics, packets: packets.map(\.count), speakerChanges: delegate.speakerChanges.load(ordering: .relaxed),
+            allocations: allocations)
+    }
+
+    @Test func aTickWithForwardingDecodingTheEngineAndAMixAllocatesNothing() throws {
+        let run = try Self.run(levelsOnly: false)
         // Every packet was taken; alice's and bob's forwarded to each other, carol's to both; carol heard a mix.
-        #expect(statistics.accepted == packets.map(\.count).reduce(0, +))
-        #expect(statistics.forwarded + statistics.sendFailures == packets[0].count + packets[1].count + 2 * packets[2].count)
-        #expect(statistics.mixed > 200)
-        #expect(delegate.speakerChanges.load(ordering: .relaxed) >= 6, "the engine named each turn")
-        #expect(allocations == 0, "allocations in \(Int(seconds * 100) - warmUpTicks) ticks after warm-up")
+        #expect(run.statistics.accepted == run.packets.reduce(0, +))
+        #expect(run.statistics.forwarded + run.statistics.sendFailures == run.packets[0] + run.packets[1] + 2 * run.packets[2])
+        #expect(run.statistics.mixed > 200)
+        #expect(run.speakerChanges >= 6, "the engine named each turn")
+        #expect(run.allocations == 0, "allocations in 600 ticks after warm-up")
+    }
+
+    /// `serve --levels-only`: nothing decoded, the engine hears the packets' RFC 6464 levels and names the turns.
+    @Test func aLevelOnlyTickNamesTheTurnsAndAllocatesNothing() throws {
+        let run = try Self.run(levelsOnly: true)
+        #expect(run.statistics.accepted == run.packets.reduce(0, +))
+        // No mix: carol hears the others' packets forwarded, as alice and bob do.
+        #expect(run.statistics.mixed == 0)
+        #expect(run.statistics.forwarded + run.statistics.sendFailures == 2 * run.packets.reduce(0, +))
+        #expect(run.speakerChanges >= 6, "the engine named each turn from the levels")
+        #expect(run.allocations == 0, "allocations in 600 ticks after warm-up")
     }
 }

@@ -67,6 +67,16 @@ import Testing
         #expect(RoomRegistryTests.errorCode(later, to: 4) == nil, "\(later)")
     }
 
+    @Test mutating func aLevelOnlyServerRefusesOffersAndKeepsTheParticipant() {
+        base.registry = RoomRegistry(settings: RoomRegistry.Settings(
+            secret: RoomRegistryTests.secret, rtp: RoomRegistryTests.rtp, clientTimeout: 10, levelsOnly: true))
+        _ = try? base.registry.createRoom(id: "room", maxParticipants: 3)
+        let refused = offer(1, "alice")
+        #expect(RoomRegistryTests.errorCode(refused, to: 1) == .notAllowed && !RoomRegistryTests.closes(refused, 1), "\(refused)")
+        #expect(!refused.contains { if case .webRTC = $0 { true } else { false } })
+        #expect(base.registry.room("room")?.participants.map(\.info.id) == ["alice"])
+    }
+
     @Test mutating func offersAndCandidatesOutOfOrderAreRefusedAndTheRoomStays() {
         base.registry.opened(1, room: "room", peerHost: "127.0.0.1", now: 0)
         #expect(RoomRegistryTests.errorCode(send(1, .offer(sdp: Self.offer)), to: 1) == .joinState)

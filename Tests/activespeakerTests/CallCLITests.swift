@@ -184,6 +184,8 @@ struct CallCLITests {
         #expect(usage.status == 64)
         let badSecret = try CLI.run(["serve", "--secret", "short"])
         #expect(badSecret.status == 64)
+        let levelsRecorded = try CLI.run(["serve", "--levels-only", "--record", "/tmp/never-made"])
+        #expect(levelsRecorded.status == 64 && levelsRecorded.stderr.contains("--levels-only with --record"), "\(levelsRecorded.stderr)")
     }
 }
 

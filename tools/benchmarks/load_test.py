@@ -29,7 +29,7 @@ other client must notice nothing (no `reconnecting`) and see its room's sequence
 
 Usage: tools/benchmarks/load_test.py [--rooms 10] [--clients 5] [--seconds 180] [--slot 4] [--nodes 1]
                           [--kill-after SECONDS] [--binary .build/release/activespeaker] [--json FILE]
-                          [--config KEY=VALUE ...] [--record DIR] [--media-priority realtime|normal]
+                          [--config KEY=VALUE ...] [--record DIR] [--levels-only] [--media-priority realtime|normal]
 Loopback only; needs espeak-ng and sox (tools/install-deps.sh), and redis-server for --nodes.
 """
 import argparse, json, os, signal, socket, subprocess, sys, tempfile, time, urllib.request
@@ -142,6 +142,8 @@ def main():
                         help="with --nodes: kill -9 the node hosting the most rooms this many seconds in")
     parser.add_argument("--json")
     parser.add_argument("--record", metavar="DIR", help="serve --record DIR: each room as the engine heard it")
+    parser.add_argument("--levels-only", action="store_true",
+                        help="serve --levels-only: the engine hears the packets' RFC 6464 levels, nothing is decoded")
     parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                         help="engine setting passed to every serve node (repeatable), e.g. vad.resumeGate=false")
     parser.add_argument("--media-priority", choices=["realtime", "normal"],
@@ -180,6 +182,7 @@ def main():
                 + (cluster + ["--node-id", f"n{node + 1}"] if cluster else [])
                 + [argument for setting in options.config for argument in ("--config", setting)]
                 + (["--media-priority", options.media_priority] if options.media_priority else [])
+                + (["--levels-only"] if options.levels_only else [])
                 + (["--record", os.path.join(options.record, f"n{node + 1}")] if options.record else []),
                 stdout=server_out, stderr=subprocess.DEVNULL))
             listening = wait_for_listening(server_out, time.time() + 20)
@@ -337,6 +340,7 @@ def main():
         }
     summary = {
         "rooms": options.rooms, "clientsPerRoom": options.clients, "nodes": options.nodes, "seconds": round(wall, 1),
+        "levelsOnly": options.levels_only,
         "serverCPUSeconds": round(server_cpu, 2),
         "serverCPUPerParticipantPercent": round(100 * server_cpu / wall / participants, 3),
         "serverCPUPercentOfOneCore": round(100 * server_cpu / wall, 1),

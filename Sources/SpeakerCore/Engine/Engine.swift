@@ -232,6 +232,19 @@ public final class Engine {
         channel.hasPending = true
     }
 
+    /// Gives a level stream its tick as a hop source pulled it (`HopPull.level`): the RFC 6464 level, and the
+    /// V flag as the sender's voice decision from the first packet that sets it. Senders that never set it
+    /// (GStreamer 1.22) leave it 0 always, which must not read as "no voice": theirs gives no decision.
+    /// Real-time safe.
+    /// - Precondition: the stream was added with `addLevelStream(name:room:)`.
+    public func submitLevel(_ level: AudioLevel, to stream: StreamID) {
+        confinement.enter("submitLevel")
+        defer { confinement.leave() }
+        let channel = channel(stream)
+        if level.voice { channel.setsVoiceFlag = true }
+        submitLevel(level.level, voiceActivity: channel.setsVoiceFlag ? level.voice : nil, to: stream)
+    }
+
     /// Analyses the submitted hops of all streams and updates every room's decisions.
     /// - Complexity: per stream one 512-point and one 256-point FFT; per room O(speakers²) for leakage;
     ///   shared among `workers` threads by rooms, or, when one room holds more streams than a worker's

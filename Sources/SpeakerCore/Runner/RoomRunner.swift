@@ -50,9 +50,6 @@ public final class RoomRunner {
     /// Per source: the source itself when the engine reads it (`Engine.attach`), nil when it is pulled.
     private var attached: [(any ConcurrentHopSource)?] = []
     private var handles: [StreamID?] = []
-    /// Per level source: whether its sender has ever set the RFC 6464 V flag. Senders that never do
-    /// (GStreamer 1.22) leave the flag 0 always, which must not read as "no voice".
-    private var usesVoiceFlag: [Bool] = []
     private var lastStatistics: [TalkStatistics?] = []
     /// The one map from the engine's streams to the sources. Entries stay after a removal: the removal's
     /// events still name the source.
@@ -114,7 +111,6 @@ public final class RoomRunner {
         }
         handles.append(handle)
         names.append(name)
-        usesVoiceFlag.append(false)
         lastStatistics.append(nil)
         sourceOfStream[handle] = index
         present.append(index)
@@ -177,8 +173,7 @@ public final class RoomRunner {
                 case .audio:
                     engine.submit(UnsafeBufferPointer(hop), to: handle)
                 case .level(let level):
-                    if level.voice { usesVoiceFlag[index] = true }
-                    engine.submitLevel(level.level, voiceActivity: usesVoiceFlag[index] ? level.voice : nil, to: handle)
+                    engine.submitLevel(level, to: handle)
                 case .silence:
                     break
                 case .ended:
