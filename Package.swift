@@ -41,7 +41,10 @@ let package = Package(
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CRedis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
+        // Without pkg-config: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM prohibits and warns about in
+        // every build (and every dependent package's); the shim includes <hiredis/hiredis.h>, whose own
+        // includes are relative, and the module map links hiredis.
+        .systemLibrary(name: "CRedis", providers: [.apt(["libhiredis-dev"])]),
         .systemLibrary(
             name: "CGStreamer", pkgConfig: "gstreamer-webrtc-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev", "libgstreamer-plugins-bad1.0-dev"])]),

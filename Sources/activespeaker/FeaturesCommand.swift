@@ -10,9 +10,9 @@ struct FeaturesCommand: Command {
     static let overview = """
         Runs each stream of each FILE alone through the engine, 10 ms at a time, and
         writes the sound classifier's input after every frame: what
-        tools/corpus/train_classifier.py trains on, computed by the same code that runs in a
-        call. Streams are named as detect names them (alice.wav -> alice; channels of
-        a multichannel file -> <name>-ch1, ...).
+        tools/corpus/train_classifier.py trains on, computed by the same code that
+        runs in a call. Streams are named as detect names them (alice.wav -> alice;
+        channels of a multichannel file -> <name>-ch1, ...).
         """
 
     static let options: [OptionSpec] = [
