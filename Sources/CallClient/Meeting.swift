@@ -17,7 +17,9 @@ public struct MeetingConfiguration: Sendable {
     public var roomId: String
     /// A token of the room (see `activespeaker token`).
     public var token: String
-    /// The name others see; nil: the token's name.
+    /// The name others see, for a token that signs none; nil: the participant id. A name the token signs
+    /// (`activespeaker token --name`) is the participant's and wins: the server refuses any other (4006), so
+    /// with such a token this is not sent and `localParticipant.displayName` is the token's.
     public var displayName: String?
     /// Whether the microphone is on when joining. When off, a publisher's microphone still runs, muted:
     /// nothing is sent, but the local engine listens so that `speakingWhileMuted` can fire. With
@@ -335,7 +337,7 @@ public final class Meeting: @unchecked Sendable {
             }
             return ClientMessage.join(
                 token: configuration.token, mic: wantsMic, webcam: s.webcam, rtpPort: s.socket?.port,
-                displayName: configuration.displayName)
+                displayName: AccessToken.unverifiedSignedName(of: configuration.token) == nil ? configuration.displayName : nil)
         }
         guard let join else {
             client.close()

@@ -69,6 +69,17 @@ public struct AccessToken: Sendable, Hashable {
         return signingInput + "." + Base64URL.encode(signature)
     }
 
+    /// The display name a token signs (its `name` claim), read without checking the signature: what a client,
+    /// which does not hold the secret, needs to know before it joins (the server refuses another name for a
+    /// token that signs one). Nil for a token without a name or text that is not a JWT.
+    public static func unverifiedSignedName(of text: String) -> String? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, text.utf8.count <= 4096, let payload = Base64URL.decode(parts[1]),
+            let claims = JSON.decode(Claims.self, from: payload)
+        else { return nil }
+        return claims.name.flatMap { $0.isEmpty || $0.count > 128 ? nil : $0 }
+    }
+
     /// Checks a token's signature, header, validity period and claims and reads them.
     ///
     /// All three parts must be canonical base64url (`Base64URL.decode`). The header must say `HS256` and

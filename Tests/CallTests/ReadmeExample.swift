@@ -28,7 +28,7 @@ struct MeetingBot {
         guard arguments.count == 4 else { return print("usage: MeetingBot SERVER ROOM TOKEN FILE") }
         var configuration = MeetingConfiguration(server: arguments[0], roomId: arguments[1], token: arguments[2])
         configuration.microphone = .custom(try CustomMicrophoneTrack.file(arguments[3]))  // or .device("hw:1,0")
-        configuration.displayName = "Meeting bot"  // refused (4006) if the token signs a name
+        configuration.displayName = "Meeting bot"  // unless the token signs a name, which wins
         let meeting = Meeting(configuration: configuration)
         meeting.addEventListener(Printer())
         try await meeting.join()  // throws MeetingError: see joinFailure (invalid token, expired, …)

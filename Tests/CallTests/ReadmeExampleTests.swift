@@ -1,4 +1,5 @@
 import CallClient
+import CallProtocol
 import Foundation
 import Synchronization
 import Testing
@@ -38,6 +39,26 @@ import TestSupport
         meeting.leave()
         #expect(await Waiting.until { printer.lines.withLock { $0 }.prefix(2) == ["joined", "speaker: bot"] })
         #expect(events.contains(.speakerChanged(participantId: "bot")))
+    }
+
+    /// Issue 32, friction 7: a `displayName` beside a token that signs another name failed the join (4006,
+    /// `.other`). The signed name wins; the join succeeds.
+    @Test func aTokensSignedNameWinsOverTheConfiguredOne() async throws {
+        let server = try CallTestServer.server()
+        defer { server.stop() }
+        let now = Int(Date().timeIntervalSince1970)
+        let token = AccessToken(
+            room: "room", participantID: "bot", displayName: "Signed Bot", role: .publisher, issuedAt: now, expiresAt: now + 600)
+            .signed(with: CallTestServer.secret)
+        #expect(AccessToken.unverifiedSignedName(of: token) == "Signed Bot")
+        #expect(AccessToken.unverifiedSignedName(of: CallTestServer.token("bot")) == nil)
+        var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: token)
+        configuration.microphone = .none
+        configuration.displayName = "Meeting bot"
+        let meeting = Meeting(configuration: configuration)
+        try await meeting.join()
+        #expect(meeting.localParticipant?.displayName == "Signed Bot")
+        meeting.leave()
     }
 
     /// The ```swift block of the README that follows the line containing `marker`.
