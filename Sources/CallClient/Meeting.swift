@@ -377,34 +377,52 @@ public final class Meeting: @unchecked Sendable {
 
     // MARK: Microphone and webcam
 
-    /// Mutes the microphone. While reconnecting too: the rejoin is then muted.
+    /// Mutes the microphone. While reconnecting too: the rejoin is then muted. When it returns,
+    /// `localParticipant.micMuted` is true; the others see it when the server's `mic-muted` reaches them.
     public func muteMic() {
         let client: WebSocketClient? = state.withLock { s in
             guard s.phase == .joined || s.phase == .reconnecting, !s.micMuted else { return nil }
             s.micMuted = true
             s.publisher?.muted = true
+            if let me = s.localID { s.participants[me]?.micMuted = true }
             return s.phase == .joined ? s.client : nil
         }
         client?.send(ClientMessage.muteMic.json)
     }
 
-    /// Unmutes the microphone, unless a moderator muted it: then an `error` event (4006) says so and the
-    /// microphone stays muted until a moderator lifts the mute. A microphone that cannot be opened, or
+    /// Unmutes the microphone; when it returns, `localParticipant.micMuted` is false. Unless a moderator
+    /// muted it: then an `error` event (4006) says so and the microphone stays muted until a moderator lifts
+    /// the mute. A subscriber cannot publish: an `error` event (4006). A microphone that cannot be opened, or
     /// none (`.none`), gives an `error` event (3002, 3059) and stays muted; the server is not told.
     public func unmuteMic() {
-        if let moderator = state.withLock({ $0.phase == .joined ? $0.micMutedBy : nil }) {
-            emit(.error(MeetingError(CallError(.notAllowed, "muted by \(moderator): only a moderator can unmute you"))))
-            return
+        enum Refusal { case mutedBy(String), subscriber }
+        let refusal: Refusal? = state.withLock { s in
+            guard s.phase == .joined else { return nil }
+            if let moderator = s.micMutedBy { return .mutedBy(moderator) }
+            if let me = s.localID.flatMap({ s.participants[$0] }), !me.role.canPublish { return .subscriber }
+            return nil
+        }
+        switch refusal {
+        case .mutedBy(let moderator):
+            return emit(.error(MeetingError(CallError(.notAllowed, "muted by \(moderator): only a moderator can unmute you"))))
+        case .subscriber:
+            return emit(.error(MeetingError(CallError(.notAllowed, "a subscriber's token cannot publish: the microphone stays off"))))
+        case nil:
+            break
         }
         let (client, needsStart): (WebSocketClient?, Bool) = state.withLock { s in
             guard s.phase == .joined, s.micMuted, s.localID.flatMap({ s.participants[$0] })?.role.canPublish == true else { return (nil, false) }
             s.micMuted = false
             s.publisher?.muted = false
+            if let me = s.localID { s.participants[me]?.micMuted = false }
             return (s.client, s.publisher == nil)
         }
         guard let client else { return }
         if needsStart, let error = startPublishing(muted: false) {
-            state.withLock { $0.micMuted = true }
+            state.withLock { s in
+                s.micMuted = true
+                if let me = s.localID { s.participants[me]?.micMuted = true }
+            }
             emit(.error(error))
             return
         }

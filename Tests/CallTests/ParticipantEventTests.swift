@@ -204,6 +204,31 @@ import TestSupport
         #expect(own.all == ["enabled video", "disabled video"])
     }
 
+    /// Issue 32, friction 6: after `muteMic()` the local participant still showed its old state until the
+    /// server's echo, and a subscriber's `unmuteMic()` did nothing at all, silently.
+    @Test func muteAndUnmuteShowAtOnceAndASubscriberIsTold() async throws {
+        let server = try CallTestServer.server()
+        defer { server.stop() }
+        let track = try CustomMicrophoneTrack.file(FixturePaths.file("meetings/m1-clean/alice.flac"))
+        let alice = Self.meeting(server, "alice", microphone: .custom(track))
+        try await alice.join()
+        defer { alice.leave() }
+        #expect(alice.localParticipant?.micMuted == false)
+        alice.muteMic()
+        #expect(alice.localParticipant?.micMuted == true)
+        alice.unmuteMic()
+        #expect(alice.localParticipant?.micMuted == false)
+
+        let carol = Self.meeting(server, "carol", role: .subscriber, microphone: .none)
+        let log = MeetingLog()
+        carol.addEventListener(log)
+        try await carol.join()
+        defer { carol.leave() }
+        carol.unmuteMic()
+        #expect(await Waiting.until(timeout: 5) { log.all.contains("error 4006") }, "\(log.all)")
+        #expect(carol.localParticipant?.micMuted == true)
+    }
+
     @Test func joiningWithoutAMicrophoneNeedsNoSettingAndRaisesNoError() async throws {
         let server = try CallTestServer.server()
         defer { server.stop() }
