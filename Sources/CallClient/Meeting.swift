@@ -570,11 +570,15 @@ public final class Meeting: @unchecked Sendable {
         }
     }
 
-    /// Selects the audio output.
-    /// - Throws: `MeetingError` 3068 for a device that cannot play (a microphone).
+    /// Selects the audio output: one of the outputs `getMics()` lists (the `Speaker` entry).
+    /// - Throws: `MeetingError` 3068 for a device that cannot play (a microphone), 3003 for an output
+    ///   `getMics()` does not list; either is also an `error` event, and the selection stays as it was.
     public func setAudioDevice(_ device: AudioDeviceInfo) throws(MeetingError) {
         guard device.kind == .speaker else {
-            throw MeetingError(code: .actionNotSupported, "\(device.label) cannot play audio")
+            throw reported(MeetingError(code: .actionNotSupported, "\(device.label) cannot play audio"))
+        }
+        guard device == .speaker else {
+            throw reported(MeetingError(code: .invalidArgument, "no audio output \(device.deviceId): getMics() lists \(AudioDeviceInfo.speaker.deviceId)"))
         }
         state.withLock { $0.selectedOutput = device }
         notifyDeviceListener()

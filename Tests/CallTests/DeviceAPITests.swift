@@ -169,7 +169,7 @@ final class DeviceEventLog: MeetingEventListener {
         }
     }
 
-    @Test func setAudioDeviceSelectsTheSpeakerAndRefusesAMicrophone() throws {
+    @Test func setAudioDeviceSelectsTheSpeakerAndRefusesAMicrophone() async throws {
         let meeting = Self.offline()
         let log = DeviceEventLog()
         meeting.addEventListener(log)
@@ -184,6 +184,18 @@ final class DeviceEventLog: MeetingEventListener {
             #expect(error.code == .actionNotSupported)
         }
         #expect(meeting.getSelectedAudioDevice(kind: .speaker) == .speaker, "a refused device is not selected")
+        // Issue 32, friction 9: an output nobody listed was accepted, silently.
+        let unknown = AudioDeviceInfo(deviceId: "hdmi-7", label: "HDMI 7", kind: .speaker)
+        do {
+            try meeting.setAudioDevice(unknown)
+            Issue.record("an unknown output was accepted")
+        } catch {
+            #expect(error.code == .invalidArgument)
+        }
+        #expect(meeting.getSelectedAudioDevice(kind: .speaker) == .speaker)
+        // Each refusal is an error event too (two for the microphone, one for the unknown output).
+        #expect(await Waiting.until(timeout: 5) { log.errors.withLock { $0.map(\.code) } == [.actionNotSupported, .actionNotSupported, .invalidArgument] },
+                "\(log.errors.withLock { $0.map(\.code) })")
     }
 
     @Test func deviceChangeListenerIsCalledAtOnceAfterEachChangeSeriallyAndCanBeReplacedOrRemoved() async throws {
