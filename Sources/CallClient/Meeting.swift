@@ -61,11 +61,12 @@ public struct MeetingConfiguration: Sendable {
 
 /// A meeting: join a room, follow its participants and its dominant speaker, publish a microphone.
 ///
-/// Events arrive both on `events` (an `AsyncStream`, for one consumer) and on the registered
-/// `MeetingEventListener`s, in one order, from one serial queue: whichever thread raised an event (the
-/// signalling connection's, the microphone's, or the caller's own when a call reports an error), the
-/// queue gives it to the stream and then to each listener before the next event. Nothing follows
-/// `meetingLeft` on either. All methods are thread-safe.
+/// Events arrive both on `events` (an `AsyncStream`, for one consumer, read on any task) and on the
+/// registered `MeetingEventListener`s (held weakly, called on the main actor), in one order, from one
+/// serial queue: whichever thread raised an event (the signalling connection's, the microphone's, or
+/// the caller's own when a call reports an error), the queue gives it to the stream and then, through
+/// the main queue, to each listener before the next event. Nothing follows `meetingLeft` on either.
+/// All methods are thread-safe and may be called from any thread or actor.
 ///
 /// A lost connection is re-established by itself (`reconnecting`, then `reconnected`; see
 /// `MeetingConfiguration.reconnect` and docs/call.md, "Reconnecting"); a `redirect` from the server
@@ -149,6 +150,9 @@ public final class Meeting: @unchecked Sendable {
     private let connectQueue = DispatchQueue(label: "activespeaker.meeting.connect")
     /// The microphones there are now (ALSA's, or a test's).
     private let listMicrophones: @Sendable () -> [AudioDeviceInfo]
+    /// Tests: called with each signalling message as it arrives, on the WebSocket's thread, before it is
+    /// handled (how long an event takes from the socket to a listener).
+    let arrivalProbe = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     public convenience init(configuration: MeetingConfiguration) {
         self.init(configuration: configuration, microphones: DeviceCatalog.microphones)
@@ -196,7 +200,8 @@ public final class Meeting: @unchecked Sendable {
         }
     }
 
-    /// Adds a listener: it hears the events delivered after this call, on the meeting's event queue.
+    /// Adds a listener, held weakly (the meeting never keeps it alive): it hears the events delivered
+    /// after this call, on the main actor.
     public func addEventListener(_ listener: any MeetingEventListener) {
         eventQueue.add(listener)
     }
@@ -720,6 +725,7 @@ public final class Meeting: @unchecked Sendable {
     // MARK: Signalling (the WebSocket client's service thread)
 
     private func received(_ text: String, generation: Int) {
+        arrivalProbe.withLock { $0 }?(text)
         let current = state.withLock { s in
             guard s.generation == generation else { return false }
             s.lastHeard = Self.now()
@@ -854,6 +860,8 @@ public final class Meeting: @unchecked Sendable {
         startTimers()
         publish(hasSender: sender != nil, wantsMic: wantsMic, hasMicrophone: hasMicrophone)
         emit(.meetingJoined(participants: everyone))
+        // Those already in the room, as if they had joined now (seed 000 highlights each one it is told of).
+        for participant in everyone where !participant.isLocal { emit(.participantJoined(participant)) }
         if let speaker { emit(.speakerChanged(participantId: speaker)) }
         finishJoin(.success(()))
     }

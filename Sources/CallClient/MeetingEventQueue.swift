@@ -5,21 +5,23 @@ import Synchronization
 ///
 /// Whichever thread raises an event (the WebSocket client's service thread, the microphone's thread,
 /// an app thread whose call reports an error), `emit` only queues it. The queue then gives each event
-/// to the `AsyncStream`, to every listener, in the order they were added, and to the listeners of the
-/// participant it concerns, before the next event goes anywhere: all channels see one sequence. `finish` ends the sequence; what is emitted after it
-/// reaches neither channel.
+/// to the `AsyncStream` and, in one main-queue block, to every live listener in the order they were
+/// added and to the listeners of the participant it concerns, before the next event goes anywhere:
+/// both channels see one sequence. `finish` ends the sequence; what is emitted after it reaches neither
+/// channel.
 ///
-/// Nothing here refers to the `Meeting`, so a meeting is never kept alive, or deinitialised, by a
-/// queued event.
+/// Nothing here refers to the `Meeting`, and listeners are held weakly, so neither a meeting nor a
+/// listener is kept alive by a queued event.
 ///
 /// `@unchecked Sendable`: `finished` and `speaker` are read and written only on `queue` (checked by
-/// `dispatchPrecondition` in debug builds); `listeners` is behind a `Mutex`; the rest is immutable.
+/// `dispatchPrecondition` in debug builds); the listener lists are behind `Mutex`es; the rest is
+/// immutable.
 final class MeetingEventQueue: @unchecked Sendable {
     /// Every event, in the queue's order; finished by `finish`.
     let stream: AsyncStream<MeetingEvent>
     private let continuation: AsyncStream<MeetingEvent>.Continuation
     private let queue = DispatchQueue(label: "activespeaker.meeting.events")
-    private let listeners = Mutex<[any MeetingEventListener]>([])
+    private let listeners = MeetingListeners()
     /// Per-participant listeners (`Participant.addEventListener`).
     let participantListeners = ParticipantListeners()
     private var finished = false
@@ -30,14 +32,14 @@ final class MeetingEventQueue: @unchecked Sendable {
         (stream, continuation) = AsyncStream.makeStream(of: MeetingEvent.self, bufferingPolicy: .unbounded)
     }
 
-    /// Adds a listener; it hears the events delivered after this call.
+    /// Adds a listener (held weakly); it hears the events delivered to listeners after this call.
     func add(_ listener: any MeetingEventListener) {
-        listeners.withLock { $0.append(listener) }
+        listeners.add(listener)
     }
 
     /// Removes a listener; an event being delivered when this is called may still reach it.
     func remove(_ listener: any MeetingEventListener) {
-        listeners.withLock { $0.removeAll { $0 === listener } }
+        listeners.remove(listener)
     }
 
     /// Queues `event`. Thread-safe; never waits for a listener. Events emitted by one thread keep
@@ -59,37 +61,70 @@ final class MeetingEventQueue: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !finished else { return }
         continuation.yield(event)
-        for listener in listeners.withLock({ $0 }) { event.deliver(to: listener) }
-        deliverToParticipants(event)
+        let meetingListeners = listeners.snapshot()
+        let participantCalls = participantCalls(for: event)
+        guard !meetingListeners.isEmpty || !participantCalls.isEmpty else { return }
+        // The main queue runs its blocks one at a time, in the order they were queued: the listeners
+        // hear the events in the queue's order.
+        DispatchQueue.main.async {
+            MainActor.assumeIsolated {
+                for weak in meetingListeners { if let listener = weak.listener { event.deliver(to: listener) } }
+                for call in participantCalls { call.run() }
+            }
+        }
     }
 
-    /// Gives `event` to the listeners of the participants it concerns.
-    private func deliverToParticipants(_ event: MeetingEvent) {
+    /// The calls `event` makes to the listeners of the participants it concerns (worked out here, on
+    /// the queue, where the speaker is followed; made on the main actor).
+    private func participantCalls(for event: MeetingEvent) -> [ParticipantCall] {
         dispatchPrecondition(condition: .onQueue(queue))
         let registry = participantListeners
+        func calls(_ id: String, _ call: ParticipantCall.Call) -> [ParticipantCall] {
+            registry.listeners(of: id).map { ParticipantCall(listener: $0, call: call) }
+        }
         switch event {
         case .streamEnabled(let id, let kind):
-            for listener in registry.listeners(of: id) { listener.onStreamEnabled(kind: kind) }
+            return calls(id, .streamEnabled(kind))
         case .streamDisabled(let id, let kind):
-            for listener in registry.listeners(of: id) { listener.onStreamDisabled(kind: kind) }
+            return calls(id, .streamDisabled(kind))
         case .micMuted(let id, let muted, let by):
-            for listener in registry.listeners(of: id) { listener.onMicMuted(muted, by: by) }
+            return calls(id, .micMuted(muted, by: by))
         case .audioLevels(let levels):
-            for (id, level) in levels.sorted(by: { $0.key < $1.key }) {
-                for listener in registry.listeners(of: id) { listener.onAudioLevel(level) }
-            }
+            return levels.sorted(by: { $0.key < $1.key }).flatMap { calls($0.key, .audioLevel($0.value)) }
         case .speakerChanged(let id):
-            guard id != speaker else { return }
+            guard id != speaker else { return [] }
             let previous = speaker
             speaker = id
-            if let previous { for listener in registry.listeners(of: previous) { listener.onSpeakingChanged(false) } }
-            if let id { for listener in registry.listeners(of: id) { listener.onSpeakingChanged(true) } }
+            return (previous.map { calls($0, .speaking(false)) } ?? []) + (id.map { calls($0, .speaking(true)) } ?? [])
         case .participantLeft(let participant, let reason):
             if speaker == participant.id { speaker = nil }
-            for listener in registry.listeners(of: participant.id) { listener.onLeft(reason: reason) }
-            registry.removeAll(for: participant.id)
+            defer { registry.removeAll(for: participant.id) }
+            return calls(participant.id, .left(reason))
         case .meetingJoined, .meetingLeft, .participantJoined, .participantsChanged, .message, .speakingWhileMuted, .error, .reconnecting, .reconnected:
-            break
+            return []
+        }
+    }
+}
+
+/// One call to a participant's listener, made on the main actor.
+struct ParticipantCall: Sendable {
+    enum Call: Sendable {
+        case streamEnabled(StreamKind), streamDisabled(StreamKind), micMuted(Bool, by: String?)
+        case audioLevel(Double), speaking(Bool), left(LeaveReason)
+    }
+
+    let listener: WeakParticipantListener
+    let call: Call
+
+    @MainActor func run() {
+        guard let listener = listener.listener else { return }
+        switch call {
+        case .streamEnabled(let kind): listener.onStreamEnabled(kind: kind)
+        case .streamDisabled(let kind): listener.onStreamDisabled(kind: kind)
+        case .micMuted(let muted, let by): listener.onMicMuted(muted, by: by)
+        case .audioLevel(let level): listener.onAudioLevel(level)
+        case .speaking(let speaking): listener.onSpeakingChanged(speaking)
+        case .left(let reason): listener.onLeft(reason: reason)
         }
     }
 }

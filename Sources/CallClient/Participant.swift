@@ -63,54 +63,6 @@ public struct Participant: Sendable, Hashable, Identifiable {
     }
 }
 
-/// Receives one participant's events (`Participant.addEventListener`). Every method has an empty
-/// default. Called on the meeting's serial event queue, in the order of `Meeting.events`.
-public protocol ParticipantEventListener: AnyObject, Sendable {
-    /// Its audio or (signalled) video stream was enabled: a microphone switch ends with one, and the
-    /// local participant's `enableWebcam()` raises one.
-    func onStreamEnabled(kind: StreamKind)
-    func onStreamDisabled(kind: StreamKind)
-    /// Its microphone was muted or unmuted; `by` is the moderator who did it, nil when it did it itself.
-    func onMicMuted(_ muted: Bool, by moderatorId: String?)
-    /// Its level in dBov (−127…0), every 200 ms while it publishes.
-    func onAudioLevel(_ level: Double)
-    /// It became (true) or stopped being (false) the dominant speaker.
-    func onSpeakingChanged(_ speaking: Bool)
-    /// It left the room; nothing more is delivered to this listener.
-    func onLeft(reason: LeaveReason)
-}
-
-extension ParticipantEventListener {
-    public func onStreamEnabled(kind: StreamKind) {}
-    public func onStreamDisabled(kind: StreamKind) {}
-    public func onMicMuted(_ muted: Bool, by moderatorId: String?) {}
-    public func onAudioLevel(_ level: Double) {}
-    public func onSpeakingChanged(_ speaking: Bool) {}
-    public func onLeft(reason: LeaveReason) {}
-}
-
-/// The per-participant listeners of one meeting, by participant id.
-final class ParticipantListeners: Sendable {
-    private let byParticipant = Mutex<[String: [any ParticipantEventListener]]>([:])
-
-    func add(_ listener: any ParticipantEventListener, for id: String) {
-        byParticipant.withLock { $0[id, default: []].append(listener) }
-    }
-
-    func remove(_ listener: any ParticipantEventListener, for id: String) {
-        byParticipant.withLock { $0[id]?.removeAll { $0 === listener } }
-    }
-
-    func listeners(of id: String) -> [any ParticipantEventListener] {
-        byParticipant.withLock { $0[id] ?? [] }
-    }
-
-    /// Drops a participant's listeners (it left).
-    func removeAll(for id: String) {
-        byParticipant.withLock { _ = $0.removeValue(forKey: id) }
-    }
-}
-
 /// Why the local participant left the meeting (`onMeetingLeft(reason:)`).
 public enum MeetingLeaveReason: String, Sendable, Hashable, CaseIterable {
     /// The app called `leave()` (or dropped the meeting).
@@ -149,12 +101,14 @@ public struct ParticipantListUpdate: Sendable, Hashable {
 
 /// Something that happened in the meeting. The same events reach `MeetingEventListener`s.
 public enum MeetingEvent: Sendable, Hashable {
-    /// Joined; everyone in the room at that moment, the local participant included.
+    /// Joined; everyone in the room at that moment, the local participant included. A
+    /// `participantJoined` follows for each remote participant among them.
     case meetingJoined(participants: [Participant])
     /// Left: why, and the error that ended the meeting (nil after `leave()`): the server's 4011,
     /// 4012 or 4013 for a removal, a timeout or a closed room, 3001 for a lost connection (after
     /// reconnecting failed), or the server's error that refused a re-join.
     case meetingLeft(reason: MeetingLeaveReason, error: MeetingError?)
+    /// A remote participant joined, or (right after `meetingJoined`) was in the room already.
     case participantJoined(Participant)
     case participantLeft(Participant, reason: LeaveReason)
     /// The participant list changed: after each `participantJoined` and `participantLeft`, and when
@@ -180,72 +134,4 @@ public enum MeetingEvent: Sendable, Hashable {
     /// The changes to the list came just before, as `participantLeft`/`participantJoined`/
     /// `participantsChanged` (and `speakerChanged`).
     case reconnected(participants: [Participant])
-}
-
-/// Receives meeting events, with the names app developers know from video-call SDKs. Every method has
-/// an empty default, so a listener implements only what it needs. Called on the meeting's serial
-/// event queue, one event at a time, in the order of `Meeting.events`; nothing after `onMeetingLeft`.
-public protocol MeetingEventListener: AnyObject, Sendable {
-    func onMeetingJoined()
-    func onMeetingLeft()
-    /// Left, and why. Its default calls `onMeetingLeft()`.
-    func onMeetingLeft(reason: MeetingLeaveReason)
-    func onParticipantJoined(_ participant: Participant)
-    func onParticipantLeft(_ participant: Participant)
-    /// The participant list changed (PlanetKit's peer-list update).
-    func onParticipantsChanged(_ update: ParticipantListUpdate)
-    func onSpeakerChanged(participantId: String?)
-    func onStreamEnabled(participantId: String, kind: StreamKind)
-    func onStreamDisabled(participantId: String, kind: StreamKind)
-    func onMicMuted(participantId: String, muted: Bool)
-    func onAudioLevels(_ levels: [String: Double])
-    func onMessage(from participantId: String, body: MessageBody)
-    func onSpeakingWhileMuted()
-    func onError(_ error: MeetingError)
-    /// The connection was lost; the meeting is reconnecting (`MeetingEvent.reconnecting`).
-    func onReconnecting()
-    /// Joined again (`MeetingEvent.reconnected`).
-    func onReconnected()
-}
-
-extension MeetingEventListener {
-    public func onMeetingJoined() {}
-    public func onMeetingLeft() {}
-    public func onMeetingLeft(reason: MeetingLeaveReason) { onMeetingLeft() }
-    public func onParticipantJoined(_ participant: Participant) {}
-    public func onParticipantLeft(_ participant: Participant) {}
-    public func onParticipantsChanged(_ update: ParticipantListUpdate) {}
-    public func onSpeakerChanged(participantId: String?) {}
-    public func onStreamEnabled(participantId: String, kind: StreamKind) {}
-    public func onStreamDisabled(participantId: String, kind: StreamKind) {}
-    public func onMicMuted(participantId: String, muted: Bool) {}
-    public func onAudioLevels(_ levels: [String: Double]) {}
-    public func onMessage(from participantId: String, body: MessageBody) {}
-    public func onSpeakingWhileMuted() {}
-    public func onError(_ error: MeetingError) {}
-    public func onReconnecting() {}
-    public func onReconnected() {}
-}
-
-extension MeetingEvent {
-    /// Calls the listener method of this event.
-    func deliver(to listener: any MeetingEventListener) {
-        switch self {
-        case .meetingJoined: listener.onMeetingJoined()
-        case .meetingLeft(let reason, _): listener.onMeetingLeft(reason: reason)
-        case .participantJoined(let participant): listener.onParticipantJoined(participant)
-        case .participantLeft(let participant, _): listener.onParticipantLeft(participant)
-        case .participantsChanged(let update): listener.onParticipantsChanged(update)
-        case .speakerChanged(let id): listener.onSpeakerChanged(participantId: id)
-        case .streamEnabled(let id, let kind): listener.onStreamEnabled(participantId: id, kind: kind)
-        case .streamDisabled(let id, let kind): listener.onStreamDisabled(participantId: id, kind: kind)
-        case .micMuted(let id, let muted, _): listener.onMicMuted(participantId: id, muted: muted)
-        case .audioLevels(let levels): listener.onAudioLevels(levels)
-        case .message(let from, let body): listener.onMessage(from: from, body: body)
-        case .speakingWhileMuted: listener.onSpeakingWhileMuted()
-        case .error(let error): listener.onError(error)
-        case .reconnecting: listener.onReconnecting()
-        case .reconnected: listener.onReconnected()
-        }
-    }
 }

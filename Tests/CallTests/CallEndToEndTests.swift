@@ -53,10 +53,10 @@ import TestSupport
         func onSpeakerChanged(participantId: String?) { changes.withLock { $0.append(participantId) } }
         func onParticipantLeft(_ participant: Participant) { left.withLock { $0.append(participant.id) } }
         func onAudioLevels(_ levels: [String: Double]) { levelReports.withLock { $0.append(levels) } }
-        var levelReportCount: Int { levelReports.withLock { $0.count } }
+        nonisolated var levelReportCount: Int { levelReports.withLock { $0.count } }
         /// Waits (at most 60 s) until the floor went from `last` back to nobody: the end of a plan whose
         /// last turn is `last`.
-        func waitUntilOver(after last: String) async -> Bool {
+        nonisolated func waitUntilOver(after last: String) async -> Bool {
             await Waiting.until(timeout: 60) {
                 let changes = self.changes.withLock { $0 }
                 return changes.count >= 2 && changes.suffix(2) == [last, nil]
@@ -64,7 +64,7 @@ import TestSupport
         }
 
         /// The named speakers in order, nobody and repeats dropped.
-        var sequence: [String] {
+        nonisolated var sequence: [String] {
             changes.withLock { $0 }.compactMap { $0 }.reduce(into: []) { if $0.last != $1 { $0.append($1) } }
         }
     }

@@ -127,9 +127,9 @@ final class DeviceEventLog: MeetingEventListener {
     func onSpeakingWhileMuted() { speakingWhileMuted.add(1, ordering: .relaxed) }
     func onError(_ error: MeetingError) { errors.withLock { $0.append(error) } }
 
-    var all: [String] { entries.withLock { $0 } }
-    func level(_ participant: String) -> Double? { levels.withLock { $0[participant] } }
-    func count(_ entry: String) -> Int { all.filter { $0 == entry }.count }
+    nonisolated var all: [String] { entries.withLock { $0 } }
+    nonisolated func level(_ participant: String) -> Double? { levels.withLock { $0[participant] } }
+    nonisolated func count(_ entry: String) -> Int { all.filter { $0 == entry }.count }
 }
 
 /// The device-switching API of `Meeting` on file-backed ALSA microphones, with a room server in the process.

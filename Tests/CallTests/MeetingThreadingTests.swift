@@ -17,8 +17,8 @@ import TestSupport
     final class Recorder: MeetingEventListener {
         let lines = Mutex<[String]>([])
         private func add(_ line: String) { lines.withLock { $0.append(line) } }
-        var all: [String] { lines.withLock { $0 } }
-        func count(_ prefix: String) -> Int { all.count { $0.hasPrefix(prefix) } }
+        nonisolated var all: [String] { lines.withLock { $0 } }
+        nonisolated func count(_ prefix: String) -> Int { all.count { $0.hasPrefix(prefix) } }
 
         func onMeetingJoined() { add("joined") }
         func onMeetingLeft() { add("left") }

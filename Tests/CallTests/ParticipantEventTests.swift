@@ -15,7 +15,7 @@ import TestSupport
         let lines = Mutex<[String]>([])
         let levels = Atomic<Int>(0)
         private func add(_ line: String) { lines.withLock { $0.append(line) } }
-        var all: [String] { lines.withLock { $0 } }
+        nonisolated var all: [String] { lines.withLock { $0 } }
 
         func onStreamEnabled(kind: StreamKind) { add("enabled \(kind)") }
         func onStreamDisabled(kind: StreamKind) { add("disabled \(kind)") }
@@ -32,7 +32,7 @@ import TestSupport
         let joinedParticipants = Mutex<[Participant]>([])
         let levelReports = Atomic<Int>(0)
         private func add(_ line: String) { lines.withLock { $0.append(line) } }
-        var all: [String] { lines.withLock { $0 } }
+        nonisolated var all: [String] { lines.withLock { $0 } }
 
         func onMeetingLeft(reason: MeetingLeaveReason) { add("left \(reason.rawValue)") }
         func onParticipantJoined(_ participant: Participant) { joinedParticipants.withLock { $0.append(participant) } }
