@@ -16,25 +16,32 @@ import Synchronization
     /// Joined; everyone in the room at that moment, the local participant included. Its default calls
     /// `onMeetingJoined()`.
     func onMeetingJoined(participants: [Participant])
+    /// Left the meeting. `onMeetingLeft(reason:)` says why; its default calls this.
     func onMeetingLeft()
     /// Left, and why. Its default calls `onMeetingLeft()`.
     func onMeetingLeft(reason: MeetingLeaveReason)
     /// A remote participant is in the room: one who joined, and, right after `onMeetingJoined`, each
     /// one who was there already.
     func onParticipantJoined(_ participant: Participant)
+    /// A remote participant left the room.
     func onParticipantLeft(_ participant: Participant)
     /// The participant list changed (PlanetKit's peer-list update).
     func onParticipantsChanged(_ update: ParticipantListUpdate)
     /// The dominant speaker changed: its participant id, or nil when nobody speaks.
     func onSpeakerChanged(participantId: String?)
+    /// A participant's stream of `kind` started.
     func onStreamEnabled(participantId: String, kind: StreamKind)
+    /// A participant's stream of `kind` stopped.
     func onStreamDisabled(participantId: String, kind: StreamKind)
+    /// A participant's microphone was muted (true) or unmuted (false).
     func onMicMuted(participantId: String, muted: Bool)
     /// dBov per participant (−127…0), every 200 ms.
     func onAudioLevels(_ levels: [String: Double])
+    /// A message another participant sent with `send(_:to:)`.
     func onMessage(from participantId: String, body: MessageBody)
     /// The local user talks while the microphone is muted (at most every 3 s).
     func onSpeakingWhileMuted()
+    /// Something failed without ending the meeting (a device, a refused action); also thrown where an API call caused it.
     func onError(_ error: MeetingError)
     /// The connection was lost; the meeting is reconnecting (`MeetingEvent.reconnecting`).
     func onReconnecting()
@@ -69,6 +76,7 @@ extension MeetingEventListener {
     /// Its audio or (signalled) video stream was enabled: a microphone switch ends with one, and the
     /// local participant's `enableWebcam()` raises one.
     func onStreamEnabled(kind: StreamKind)
+    /// Its stream of `kind` stopped.
     func onStreamDisabled(kind: StreamKind)
     /// Its microphone was muted or unmuted; `by` is the moderator who did it, nil when it did it itself.
     func onMicMuted(_ muted: Bool, by moderatorId: String?)
