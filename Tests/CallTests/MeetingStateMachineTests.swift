@@ -38,6 +38,11 @@ import Testing
             case .send(let message): "send \(message.type.rawValue)" + (message.micFlag.map { " mic=\($0)" } ?? "")
             case .emit(let event): "emit \(label(event))"
             case .finishJoin(let error): "finishJoin \(error.map { "\($0.code.rawValue)" } ?? "ok")"
+            case .answerMute(let waiter, let result):
+                switch result {
+                case .success(let me): "answer \(waiter) muted=\(me.micMuted)"
+                case .failure(let error): "answer \(waiter) error \(error.code.rawValue)"
+                }
             case .finishEvents: "finishEvents"
             case .bindMedia(let media): "bindMedia \(media == nil ? "none" : "\(media!.ssrc)")"
             case .startPublishing(let muted, _): "startPublishing muted=\(muted)"
@@ -58,6 +63,7 @@ import Testing
         case .reconnectDeadline(let episode): "deadline e\(episode)"
         case .attemptTimedOut(let generation, _, _): "attemptTimedOut g\(generation)"
         case .attemptDue(let url, _, let generation): "attemptDue \(url) g\(generation)"
+        case .muteUnconfirmed(let waiter): "Input.muteUnconfirmed(waiter: \(waiter))"
         default: "\(input)"
         }
     }
@@ -205,6 +211,48 @@ import Testing
         #expect(Self.labels(live.handle(.published(.joinedLive, failure: MeetingError(code: .noMicrophoneFound, "none")), now: 0))
             == ["emit error 3059", "publisherMuted true", "send mute-mic"])
         #expect(live.micMuted)
+    }
+
+    @Test func theAsyncMuteIsAnsweredByTheServersWord() {
+        var machine = Self.joinedMachine()
+        #expect(Self.labels(machine.handle(.setMicMuted(true, waiter: 1), now: 1))
+            == ["publisherMuted true", "send mute-mic", "after 10.0 Input.muteUnconfirmed(waiter: 1)"])
+        #expect(machine.handle(.received(.micMuted("alice", muted: true, by: nil), generation: 0), now: 1).allSatisfy { !Self.isAnswer($0) },
+                "another's mute answers nothing")
+        let echo = machine.handle(.received(.micMuted("me", muted: true, by: nil), generation: 0), now: 1.1)
+        #expect(Self.labels(echo).contains("answer 1 muted=true"))
+        // Already so on the server: at once.
+        #expect(Self.labels(machine.handle(.setMicMuted(true, waiter: 2), now: 2)) == ["answer 2 muted=true"])
+        // Unmuting, unanswered in time.
+        _ = machine.handle(.setMicMuted(false, waiter: 3), now: 3)
+        #expect(Self.labels(machine.handle(.muteUnconfirmed(waiter: 3), now: 13)) == ["answer 3 error 3001"])
+        #expect(machine.handle(.muteUnconfirmed(waiter: 3), now: 13).isEmpty)
+        // A moderator's mute refuses a waiting unmute, and later unmutes.
+        _ = machine.handle(.received(.micMuted("me", muted: false, by: nil), generation: 0), now: 14)
+        _ = machine.handle(.setMicMuted(true, waiter: 4), now: 15)
+        _ = machine.handle(.received(.micMuted("me", muted: true, by: nil), generation: 0), now: 15)
+        _ = machine.handle(.setMicMuted(false, waiter: 5), now: 16)
+        #expect(Self.labels(machine.handle(.received(.micMuted("me", muted: true, by: "mod"), generation: 0), now: 16)).contains("answer 5 error 4006"))
+        #expect(Self.labels(machine.handle(.setMicMuted(false, waiter: 6), now: 17)) == ["emit error 4006", "answer 6 error 4006"])
+        // Leaving answers whoever still waits.
+        _ = machine.handle(.received(.micMuted("me", muted: false, by: "mod"), generation: 0), now: 18)
+        _ = machine.handle(.setMicMuted(true, waiter: 7), now: 19)
+        #expect(Self.labels(machine.handle(.leave, now: 19)).last == "answer 7 error 3001")
+        var idle = Machine(configuration: Self.configuration(), participantListeners: nil)
+        #expect(Self.labels(idle.handle(.setMicMuted(true, waiter: 8), now: 0)) == ["answer 8 error 3003"])
+    }
+
+    @Test func anAsyncUnmuteWhoseMicrophoneFailsThrows() {
+        var machine = Self.joinedMachine(meMuted: true, configuration: Self.configuration(micEnabled: false))
+        _ = machine.handle(.published(.joinedMuted, failure: MeetingError(code: .audioDeviceFailed, "busy")), now: 0)
+        #expect(Self.labels(machine.handle(.setMicMuted(false, waiter: 1), now: 1)).first == "startPublishing muted=false")
+        #expect(Self.labels(machine.handle(.published(.unmute, failure: MeetingError(code: .audioDeviceFailed, "busy")), now: 1))
+            == ["emit error 3002", "answer 1 error 3002"])
+    }
+
+    static func isAnswer(_ effect: Machine.Effect) -> Bool {
+        if case .answerMute = effect { return true }
+        return false
     }
 
     @Test func webcamAndMessagesOnlyWhileJoined() {

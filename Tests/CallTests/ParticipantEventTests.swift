@@ -229,6 +229,47 @@ import TestSupport
         #expect(carol.localParticipant?.micMuted == true)
     }
 
+    /// Issue 32, friction 6's other half: the `async` form returns once the server has confirmed the
+    /// state, and throws for a subscriber and for a microphone a moderator muted.
+    @Test func theAsyncMuteReturnsTheConfirmedStateAndThrowsForASubscriber() async throws {
+        let server = try CallTestServer.server()
+        defer { server.stop() }
+        let track = try CustomMicrophoneTrack.file(FixturePaths.file("meetings/m1-clean/alice.flac"), loop: true)
+        let alice = Self.meeting(server, "alice", microphone: .custom(track))
+        try await alice.join()
+        defer { alice.leave() }
+        let watcher = Self.meeting(server, "watcher", microphone: .none)
+        try await watcher.join()
+        defer { watcher.leave() }
+        let muted = try await alice.setMicMuted(true)
+        #expect(muted.micMuted && muted.id == "alice")
+        #expect(alice.localParticipant?.micMuted == true)
+        let unmuted = try await alice.setMicMuted(false)
+        #expect(!unmuted.micMuted)
+        // Confirmed: the server has it, so the watcher hears it soon (its echo left the server with alice's).
+        #expect(await Waiting.until(timeout: 5) { watcher.participants.first { $0.id == "alice" }?.micMuted == false })
+        #expect(try await alice.setMicMuted(false).micMuted == false, "already so: answered at once")
+
+        let carol = Self.meeting(server, "carol", role: .subscriber, microphone: .none)
+        try await carol.join()
+        defer { carol.leave() }
+        await #expect(throws: MeetingError.self) { try await carol.setMicMuted(false) }
+        do {
+            try await carol.setMicMuted(false)
+        } catch {
+            #expect(error.code == .server(.notAllowed))
+        }
+        #expect(try await carol.setMicMuted(true).micMuted, "muting a subscriber's silent microphone is no error")
+
+        let idle = Self.meeting(server, "idle", microphone: .none)
+        do {
+            try await idle.setMicMuted(true)
+            Issue.record("a meeting not joined confirmed a mute")
+        } catch {
+            #expect(error.code == .invalidArgument)
+        }
+    }
+
     @Test func joiningWithoutAMicrophoneNeedsNoSettingAndRaisesNoError() async throws {
         let server = try CallTestServer.server()
         defer { server.stop() }
