@@ -121,7 +121,8 @@ public final class Meeting: @unchecked Sendable {
     /// Connects (to `server`, else to the first of `fallbackServers` that answers; following the
     /// server's redirects, at most 5 in a row), joins the room and starts the microphone (if on).
     /// - Throws: `MeetingError`: see `joinFailure` for invalid token, expired, room not found, room full
-    ///   and network.
+    ///   and network; 3059 before connecting when the microphone is the default one and on, and there is
+    ///   none (`MeetingConfiguration.microphone`).
     public func join() async throws(MeetingError) {
         let error = await withCheckedContinuation { (waiter: CheckedContinuation<MeetingError?, Never>) in
             let fresh = core.withLock { c in
@@ -129,7 +130,7 @@ public final class Meeting: @unchecked Sendable {
                 c.joinWaiter = waiter
                 return true
             }
-            if fresh { handle(.join) } else { waiter.resume(returning: MeetingError(code: .invalidArgument, "join() was already called")) }
+            if fresh { handle(.join(microphoneListed: !listMicrophones().isEmpty)) } else { waiter.resume(returning: MeetingError(code: .invalidArgument, "join() was already called")) }
         }
         if let error { throw error }
     }

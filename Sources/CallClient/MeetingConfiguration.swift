@@ -19,10 +19,16 @@ public struct MeetingConfiguration: Sendable {
     public var micEnabled = true
     /// Whether the (signalled) video is on when joining.
     public var webcamEnabled = false
+    /// The microphone: the default one (`.device(nil)`: the first `getMics()` lists), a named device, a
+    /// custom track, or `.none` to join without one. Joining with the default one and `micEnabled` while
+    /// there is no microphone at all fails (3059) before connecting: `.none` (or `micEnabled = false`)
+    /// joins without one.
     public var microphone: MicrophoneChoice = .device(nil)
-    /// Where the others' audio is played (every forwarded stream, decoded and mixed); `.none` by default:
-    /// nothing is played.
-    public var speaker: SpeakerChoice = .none
+    /// Where the others' audio is played (every forwarded stream, decoded and mixed): by default the
+    /// system's default output (ALSA `default`). An output that cannot be opened (a machine without a
+    /// sound card) is an `error` event (3002) once joined, and the meeting goes on without playback;
+    /// `.none` plays nothing (a bot, a recorder, a test).
+    public var speaker: SpeakerChoice = .device("default")
     /// Seconds to wait for the server's answer.
     public var joinTimeout: Double = 10
     /// Seconds between keep-alive pings (the server drops silent clients).

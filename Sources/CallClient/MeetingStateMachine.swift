@@ -27,7 +27,8 @@ struct MeetingStateMachine {
     }
 
     enum Input {
-        case join
+        /// `join()`; `microphoneListed`: whether any microphone device is there now.
+        case join(microphoneListed: Bool)
         case leave
         case mute
         case unmute
@@ -170,7 +171,7 @@ struct MeetingStateMachine {
 
     private mutating func apply(_ input: Input, now: Double) -> [Effect] {
         switch input {
-        case .join: return join()
+        case .join(let microphoneListed): return join(microphoneListed: microphoneListed)
         case .leave: return leave()
         case .mute: return mute()
         case .unmute: return unmute()
@@ -216,10 +217,15 @@ struct MeetingStateMachine {
 
     // MARK: Joining and leaving
 
-    private mutating func join() -> [Effect] {
+    private mutating func join(microphoneListed: Bool) -> [Effect] {
         guard phase == .idle else { return [] }
         phase = .joining
         webcam = configuration.webcamEnabled
+        if case .device(nil) = microphone, configuration.micEnabled, !microphoneListed {
+            return failJoin(MeetingError(
+                code: .noMicrophoneFound,
+                "no microphone device found: set MeetingConfiguration.microphone = .none (or micEnabled = false) to join without one"))
+        }
         return [
             .after(seconds: configuration.joinTimeout, .joinTimedOut),
             .connect(url: signalURL(of: servers[0]), generation: generation, timeout: configuration.joinTimeout, serverIndex: 0),

@@ -38,6 +38,7 @@ import TestSupport
     ) -> Meeting {
         var configuration = MeetingConfiguration(
             server: "ws://127.0.0.1:\(server.port)", roomId: room, token: CallTestServer.token(participant, role: role, room: room))
+        configuration.speaker = .none  // no sound card on the test machines
         configuration.microphone = track.map { .custom($0) } ?? .none
         configuration.micEnabled = track != nil
         return Meeting(configuration: configuration)
@@ -411,6 +412,7 @@ import TestSupport
         ]
         for (room, token, failure) in cases {
             var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: room, token: token)
+            configuration.speaker = .none  // no sound card on the test machines
             configuration.microphone = .none
             do {
                 try await Meeting(configuration: configuration).join()
@@ -423,6 +425,7 @@ import TestSupport
         let port = server.port
         server.stop()
         var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(port)", roomId: "room", token: CallTestServer.token("x"))
+        configuration.speaker = .none  // no sound card on the test machines
         configuration.microphone = .none
         configuration.joinTimeout = 3
         do {
@@ -501,6 +504,7 @@ import TestSupport
         let server = try CallTestServer.server(clientTimeout: 1)
         defer { server.stop() }
         var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: CallTestServer.token("alice"))
+        configuration.speaker = .none  // no sound card on the test machines
         configuration.microphone = .none
         configuration.pingInterval = 0.3
         let alice = Meeting(configuration: configuration)

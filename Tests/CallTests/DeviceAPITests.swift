@@ -141,6 +141,7 @@ final class DeviceEventLog: MeetingEventListener {
     static func meeting(_ server: RoomServer, _ participant: String, microphone: MicrophoneChoice, micEnabled: Bool) -> Meeting {
         var configuration = MeetingConfiguration(
             server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: CallTestServer.token(participant))
+        configuration.speaker = .none  // no sound card on the test machines
         configuration.microphone = microphone
         configuration.micEnabled = micEnabled
         return Meeting(configuration: configuration)
@@ -521,6 +522,7 @@ extension DeviceAPITests {
         let fake = FakeMicrophones()
         fake.set(["usb-headset"])
         var configuration = MeetingConfiguration(server: "ws://127.0.0.1:9", roomId: "room", token: "x")
+        configuration.speaker = .none  // no sound card on the test machines
         configuration.devicePollInterval = 0.05
         let meeting = Meeting(configuration: configuration, microphones: { fake.list() })
         let calls = Mutex<[(AudioDeviceInfo?, [String])]>([])
@@ -582,6 +584,7 @@ extension DeviceAPITests {
         meeting.setAudioDeviceChangeListener(nil)
 
         var configuration = MeetingConfiguration(server: "ws://127.0.0.1:9", roomId: "room", token: "x")
+        configuration.speaker = .none  // no sound card on the test machines
         configuration.microphone = .none
         #expect(Meeting(configuration: configuration).getSelectedAudioDevice() == nil)
         configuration.microphone = .custom(CustomMicrophoneTrack(source: FileMicrophone(samples: [0], loop: true), label: "bot.wav"))

@@ -68,6 +68,7 @@ import Testing
         fallbacks: [String] = [], reconnect: Bool = true, log: Log? = nil
     ) -> Meeting {
         var configuration = MeetingConfiguration(server: server, roomId: "room", token: CallTestServer.token(participant, role: role))
+        configuration.speaker = .none  // no sound card on the test machines
         configuration.microphone = microphone
         configuration.fallbackServers = fallbacks
         configuration.reconnect = reconnect
@@ -163,6 +164,7 @@ import Testing
         let server = try Self.server()
         let log = Log()
         var configuration = MeetingConfiguration(server: Self.url(server.port), roomId: "room", token: CallTestServer.token("alice"))
+        configuration.speaker = .none  // no sound card on the test machines
         configuration.microphone = .none
         configuration.reconnectTimeout = 2
         let alice = Meeting(configuration: configuration)
@@ -305,6 +307,7 @@ import Testing
         defer { node.stop() }
         let log = Log()
         var configuration = MeetingConfiguration(server: Self.url(node.port), roomId: "room", token: CallTestServer.token("alice"))
+        configuration.speaker = .none  // no sound card on the test machines
         configuration.microphone = .none
         configuration.pingInterval = 0.2
         configuration.pingTimeout = 1

@@ -89,7 +89,7 @@ import Testing
     /// A machine joined as `me` beside `others`, its effects so far dropped.
     static func joinedMachine(_ me: String = "me", _ others: [ParticipantInfo] = [info("alice")], meMuted: Bool = false, configuration: MeetingConfiguration = configuration()) -> Machine {
         var machine = Machine(configuration: configuration, participantListeners: nil)
-        _ = machine.handle(.join, now: 0)
+        _ = machine.handle(.join(microphoneListed: true), now: 0)
         _ = machine.handle(.connected(generation: 0, url: "ws://a:1/v1/signal?room=r", serverIndex: 0, rtpPort: 4000), now: 0)
         _ = machine.handle(.received(.joined(room(me, others, meMuted: meMuted)), generation: 0), now: 0)
         return machine
@@ -97,8 +97,8 @@ import Testing
 
     @Test func joiningConnectsSendsJoinAndRaisesThoseAlreadyThereThenReturns() {
         var machine = Machine(configuration: Self.configuration(), participantListeners: nil)
-        #expect(Self.labels(machine.handle(.join, now: 0)) == ["after 10.0 joinTimedOut", "connect ws://a:1/v1/signal?room=r g0 i0"])
-        #expect(machine.handle(.join, now: 0).isEmpty, "a second join does nothing")
+        #expect(Self.labels(machine.handle(.join(microphoneListed: true), now: 0)) == ["after 10.0 joinTimedOut", "connect ws://a:1/v1/signal?room=r g0 i0"])
+        #expect(machine.handle(.join(microphoneListed: true), now: 0).isEmpty, "a second join does nothing")
         #expect(Self.labels(machine.handle(.connected(generation: 0, url: "ws://a:1/v1/signal?room=r", serverIndex: 0, rtpPort: 4000), now: 0))
             == ["adopt g0", "send join mic=true"])
         let effects = machine.handle(.received(.joined(Self.room("me", [Self.info("alice"), Self.info("carol")], speaker: "alice")), generation: 0), now: 1)
@@ -113,7 +113,7 @@ import Testing
 
     @Test func joiningTriesTheFallbacksThenFailsWithEveryReason() {
         var machine = Machine(configuration: Self.configuration(fallbacks: ["ws://b:2"]), participantListeners: nil)
-        _ = machine.handle(.join, now: 0)
+        _ = machine.handle(.join(microphoneListed: true), now: 0)
         #expect(Self.labels(machine.handle(.connectFailed(generation: 0, serverIndex: 0, MeetingError(code: .network, "a down")), now: 0))
             == ["connect ws://b:2/v1/signal?room=r g0 i1"])
         let effects = machine.handle(.connectFailed(generation: 0, serverIndex: 1, MeetingError(code: .network, "b down")), now: 0)
@@ -126,26 +126,33 @@ import Testing
 
     @Test func aMalformedServerOrATokenErrorFailsTheJoinAtOnce() {
         var machine = Machine(configuration: Self.configuration(fallbacks: ["ws://b:2"]), participantListeners: nil)
-        _ = machine.handle(.join, now: 0)
+        _ = machine.handle(.join(microphoneListed: true), now: 0)
         #expect(Self.labels(machine.handle(.connectFailed(generation: 0, serverIndex: 0, MeetingError(code: .invalidArgument, "bad url")), now: 0)).last == "finishJoin 3003")
         var refused = Machine(configuration: Self.configuration(), participantListeners: nil)
-        _ = refused.handle(.join, now: 0)
+        _ = refused.handle(.join(microphoneListed: true), now: 0)
         _ = refused.handle(.connected(generation: 0, url: "ws://a:1", serverIndex: 0, rtpPort: nil), now: 0)
         #expect(Self.labels(refused.handle(.received(.error(CallError(.invalidToken, "bad")), generation: 0), now: 0)) == ["shutDown", "finishEvents", "finishJoin 4001"])
         var silent = Machine(configuration: Self.configuration(), participantListeners: nil)
-        _ = silent.handle(.join, now: 0)
+        _ = silent.handle(.join(microphoneListed: true), now: 0)
         #expect(Self.labels(silent.handle(.joinTimedOut, now: 10)).last == "finishJoin 3001")
+    }
+
+    @Test func joiningWithTheDefaultMicrophoneOnAndNoneThereFailsBeforeConnecting() {
+        var machine = Machine(configuration: Self.configuration(), participantListeners: nil)
+        #expect(Self.labels(machine.handle(.join(microphoneListed: false), now: 0)) == ["shutDown", "finishEvents", "finishJoin 3059"])
+        var muted = Machine(configuration: Self.configuration(micEnabled: false), participantListeners: nil)
+        #expect(Self.labels(muted.handle(.join(microphoneListed: false), now: 0)).last?.hasPrefix("connect") == true, "joining muted needs none yet")
     }
 
     @Test func joiningMutedOrWithoutAMicrophone() {
         var muted = Machine(configuration: Self.configuration(micEnabled: false), participantListeners: nil)
-        _ = muted.handle(.join, now: 0)
+        _ = muted.handle(.join(microphoneListed: true), now: 0)
         #expect(Self.labels(muted.handle(.connected(generation: 0, url: "ws://a:1", serverIndex: 0, rtpPort: 1), now: 0)).last == "send join mic=false")
         #expect(Self.labels(muted.handle(.received(.joined(Self.room("me", [], meMuted: true)), generation: 0), now: 0)).contains("startPublishing muted=true"))
         var configuration = Self.configuration()
         configuration.microphone = .none
         var none = Machine(configuration: configuration, participantListeners: nil)
-        _ = none.handle(.join, now: 0)
+        _ = none.handle(.join(microphoneListed: true), now: 0)
         #expect(Self.labels(none.handle(.connected(generation: 0, url: "ws://a:1", serverIndex: 0, rtpPort: 1), now: 0)).last == "send join mic=false")
         #expect(!Self.labels(none.handle(.received(.joined(Self.room("me", [], meMuted: true)), generation: 0), now: 0)).contains { $0.hasPrefix("startPublishing") })
     }
@@ -187,7 +194,7 @@ import Testing
         var configuration = Self.configuration(micEnabled: false)
         configuration.microphone = .none
         var listener = Machine(configuration: configuration, participantListeners: nil)
-        _ = listener.handle(.join, now: 0)
+        _ = listener.handle(.join(microphoneListed: true), now: 0)
         _ = listener.handle(.connected(generation: 0, url: "ws://a:1", serverIndex: 0, rtpPort: nil), now: 0)
         let room = JoinedRoom(roomID: "r", participantID: "sub", participants: [Self.info("sub", role: .subscriber, muted: true)], speakerID: nil, media: nil)
         _ = listener.handle(.received(.joined(room), generation: 0), now: 0)
@@ -345,7 +352,7 @@ import Testing
 
     @Test func redirectsAreFollowedAtMostFiveTimesInARow() {
         var machine = Machine(configuration: Self.configuration(), participantListeners: nil)
-        _ = machine.handle(.join, now: 0)
+        _ = machine.handle(.join(microphoneListed: true), now: 0)
         var generation = 0
         for hop in 1...5 {
             _ = machine.handle(.connected(generation: generation, url: "ws://n\(hop - 1):1", serverIndex: nil, rtpPort: nil), now: 0)
@@ -380,7 +387,7 @@ import Testing
         #expect(machine.handle(.received(.speakerChanged("alice", time: 1), generation: 0), now: 1).isEmpty)
         // While joining, once connected: join() is answered too.
         var joining = Machine(configuration: Self.configuration(), participantListeners: nil)
-        _ = joining.handle(.join, now: 0)
+        _ = joining.handle(.join(microphoneListed: true), now: 0)
         #expect(joining.handle(.leave, now: 0).isEmpty, "not connected yet: nothing to leave")
         _ = joining.handle(.connected(generation: 0, url: "ws://a:1", serverIndex: 0, rtpPort: nil), now: 0)
         #expect(Self.labels(joining.handle(.leave, now: 0)).last == "finishJoin 3003")

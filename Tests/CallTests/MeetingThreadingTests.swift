@@ -65,6 +65,7 @@ import TestSupport
         _ server: RoomServer, _ participant: String, microphone: MicrophoneChoice, joinTimeout: Double = 10, pingInterval: Double = 5
     ) -> Meeting {
         var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: CallTestServer.token(participant))
+        configuration.speaker = .none  // no sound card on the test machines
         configuration.microphone = microphone
         configuration.micEnabled = false
         configuration.joinTimeout = joinTimeout

@@ -1,10 +1,10 @@
-import CallClient
 import CallTransport
 import Foundation
 import Synchronization
 import Testing
 import TestSupport
 
+@testable import CallClient
 @testable import CallServer
 
 /// The seeds' participant-level API: a participant's own listener, peer-list updates, why the meeting
@@ -45,6 +45,7 @@ import TestSupport
 
     static func meeting(_ server: RoomServer, _ participant: String, role: Role = .publisher, microphone: MicrophoneChoice) -> Meeting {
         var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: CallTestServer.token(participant, role: role))
+        configuration.speaker = .none  // no sound card on the test machines
         configuration.microphone = microphone
         return Meeting(configuration: configuration)
     }
@@ -168,6 +169,7 @@ import TestSupport
         let restarted = try CallTestServer.server()
         // Without reconnecting (MeetingReconnectTests covers it), as before it existed.
         var carolConfiguration = MeetingConfiguration(server: "ws://127.0.0.1:\(restarted.port)", roomId: "room", token: CallTestServer.token("carol"))
+        carolConfiguration.speaker = .none  // no sound card on the test machines
         carolConfiguration.microphone = .none
         carolConfiguration.reconnect = false
         let carol = Meeting(configuration: carolConfiguration)
@@ -268,6 +270,38 @@ import TestSupport
         } catch {
             #expect(error.code == .invalidArgument)
         }
+    }
+
+    /// Issue 32, friction 5: the defaults play on the default output (this machine has no sound card,
+    /// so the meeting says so, 3002, and goes on), and joining with the default microphone where there
+    /// is none tells the caller of `join` (3059) before connecting; `.none` joins without one.
+    @Test func theDefaultsPlayOnTheDefaultOutputAndAMissingMicrophoneFailsTheJoin() async throws {
+        let server = try CallTestServer.server()
+        defer { server.stop() }
+        let configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: CallTestServer.token("alice"))
+        #expect(configuration.speaker == .device("default"))
+        let noMicrophones = Meeting(configuration: configuration, microphones: { [] })
+        do {
+            try await noMicrophones.join()
+            Issue.record("joined with the default microphone and none there")
+        } catch {
+            #expect(error.code == .noMicrophoneFound)
+            #expect(error.message.contains("microphone = .none"), "\(error.message)")
+        }
+
+        var listening = configuration
+        listening.microphone = .none
+        let alice = Meeting(configuration: listening, microphones: { [] })
+        let log = MeetingLog()
+        alice.addEventListener(log)
+        try await alice.join()
+        defer { alice.leave() }
+        // Three level reports: time enough for the player to open, or to fail.
+        #expect(await Waiting.until(timeout: 5) { log.levelReports.load(ordering: .relaxed) >= 3 })
+        // A machine with a sound card plays and reports nothing; one without says why nothing plays.
+        #expect(log.all.isEmpty || log.all == ["error 3002"], "\(log.all)")
+        #expect(alice.localParticipant?.micMuted == true)
+        #expect(alice.participants.map(\.id) == ["alice"], "the failed join left nobody in the room")
     }
 
     @Test func joiningWithoutAMicrophoneNeedsNoSettingAndRaisesNoError() async throws {

@@ -23,6 +23,7 @@ import TestSupport
         let token = CallTestServer.token("bot")
 
         var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: token)
+        configuration.speaker = .none  // no sound card on the test machines
         configuration.microphone = .custom(try CustomMicrophoneTrack.file(FixturePaths.file("meetings/m1-clean/bob.flac")))
         configuration.displayName = "Meeting bot"
         let meeting = Meeting(configuration: configuration)
@@ -53,6 +54,7 @@ import TestSupport
         #expect(AccessToken.unverifiedSignedName(of: token) == "Signed Bot")
         #expect(AccessToken.unverifiedSignedName(of: CallTestServer.token("bot")) == nil)
         var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: token)
+        configuration.speaker = .none  // no sound card on the test machines
         configuration.microphone = .none
         configuration.displayName = "Meeting bot"
         let meeting = Meeting(configuration: configuration)
@@ -94,6 +96,7 @@ import TestSupport
         let server = try CallTestServer.server()
         defer { server.stop() }
         var watching = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: CallTestServer.token("watcher"))
+        watching.speaker = .none  // no sound card on the test machines
         watching.microphone = .none
         let watcher = Meeting(configuration: watching)
         let botSeen = Atomic<Bool>(false)

@@ -101,6 +101,7 @@ import TestSupport
 
     static func meeting(_ server: RoomServer, _ participant: String, microphone: MicrophoneChoice) -> Meeting {
         var configuration = MeetingConfiguration(server: "ws://127.0.0.1:\(server.port)", roomId: "room", token: CallTestServer.token(participant))
+        configuration.speaker = .none  // no sound card on the test machines
         configuration.microphone = microphone
         return Meeting(configuration: configuration)
     }

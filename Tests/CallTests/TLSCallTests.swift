@@ -32,6 +32,7 @@ struct TLSCallTests {
 
     static func meeting(_ url: String, _ participant: String, authority: TestCertificateAuthority?) -> Meeting {
         var configuration = MeetingConfiguration(server: url, roomId: "room", token: CallTestServer.token(participant))
+        configuration.speaker = .none  // no sound card on the test machines
         configuration.certificateAuthorityFile = authority?.certificate
         configuration.microphone = .none
         configuration.micEnabled = false
@@ -81,6 +82,7 @@ struct TLSCallTests {
         }
         do {
             var configuration = MeetingConfiguration(server: "wss://127.0.0.1:\(server.port)", roomId: "room", token: CallTestServer.token("x"))
+            configuration.speaker = .none  // no sound card on the test machines
             configuration.certificateAuthorityFile = authority.directory + "/none.pem"
             try await Meeting(configuration: configuration).join()
             Issue.record("joined with a missing CA file")
