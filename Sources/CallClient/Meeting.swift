@@ -27,8 +27,21 @@ public final class Meeting: @unchecked Sendable {
     // @unchecked Sendable: mutable state lives in `core` (a Mutex); the event queue delivers the events.
 
     public let configuration: MeetingConfiguration
-    /// Every event, in order; finished after `meetingLeft` (or when `join()` fails).
+    /// Every event, in order, for one reader; finished after `meetingLeft` (or when `join()` fails). It
+    /// keeps the newest 1,024 events for a reader that falls behind (or while nobody reads).
     public var events: AsyncStream<MeetingEvent> { eventQueue.stream }
+
+    /// The dominant speaker (nil: nobody): the current one, once one was named, then every change.
+    /// Each access is a new reader; any number of tasks may read, each keeping the newest 64 changes
+    /// if it falls behind. Finished when the meeting ends.
+    public var speakerChanges: AsyncStream<String?> { eventQueue.topics.speaker.subscribe() }
+
+    /// The participant list: the latest change (after joining: the whole list, as `participants`),
+    /// then every change. A new reader per access, as `speakerChanges`.
+    public var participantChanges: AsyncStream<ParticipantListUpdate> { eventQueue.topics.participants.subscribe() }
+
+    /// Every `error` event from the moment of the access on. A new reader per access, as `speakerChanges`.
+    public var errors: AsyncStream<MeetingError> { eventQueue.topics.errors.subscribe() }
     let eventQueue = MeetingEventQueue()
 
     /// The machine and what carries out its effects, under one lock: an effect that installs or takes a

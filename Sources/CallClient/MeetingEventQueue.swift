@@ -17,8 +17,13 @@ import Synchronization
 /// `dispatchPrecondition` in debug builds); the listener lists are behind `Mutex`es; the rest is
 /// immutable.
 final class MeetingEventQueue: @unchecked Sendable {
+    /// The most events `stream` keeps for a reader that does not keep up (the newest; nobody reading
+    /// at all costs at most this much).
+    static let streamCapacity = 1024
     /// Every event, in the queue's order; finished by `finish`.
     let stream: AsyncStream<MeetingEvent>
+    /// The per-topic sequences (speaker, participants, errors), any number of readers each.
+    let topics = MeetingTopics()
     private let continuation: AsyncStream<MeetingEvent>.Continuation
     private let queue = DispatchQueue(label: "activespeaker.meeting.events")
     private let listeners = MeetingListeners()
@@ -29,7 +34,7 @@ final class MeetingEventQueue: @unchecked Sendable {
     private var speaker: String?
 
     init() {
-        (stream, continuation) = AsyncStream.makeStream(of: MeetingEvent.self, bufferingPolicy: .unbounded)
+        (stream, continuation) = AsyncStream.makeStream(of: MeetingEvent.self, bufferingPolicy: .bufferingNewest(Self.streamCapacity))
     }
 
     /// Adds a listener (held weakly); it hears the events delivered to listeners after this call.
@@ -54,6 +59,7 @@ final class MeetingEventQueue: @unchecked Sendable {
             dispatchPrecondition(condition: .onQueue(queue))
             finished = true
             continuation.finish()
+            topics.finish()
         }
     }
 
@@ -61,6 +67,7 @@ final class MeetingEventQueue: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !finished else { return }
         continuation.yield(event)
+        topics.deliver(event)
         let meetingListeners = listeners.snapshot()
         let participantCalls = participantCalls(for: event)
         guard !meetingListeners.isEmpty || !participantCalls.isEmpty else { return }
