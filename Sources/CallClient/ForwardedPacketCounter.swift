@@ -14,6 +14,8 @@ final class ForwardedPacketCounter: @unchecked Sendable {
     /// A box for the counts, shared with the read handler.
     private final class Counts: Sendable {
         let bySSRC = Mutex<[UInt32: Int]>([:])
+        /// Where datagrams go to be played, if anywhere.
+        let player = Mutex<MeetingPlayer?>(nil)
     }
 
     private let counts = Counts()
@@ -21,6 +23,7 @@ final class ForwardedPacketCounter: @unchecked Sendable {
 
     /// Starts counting what arrives on `socket`, and hands each datagram to `player` when there is one.
     init(socket: UDPSocket, player: MeetingPlayer? = nil) {
+        counts.player.withLock { $0 = player }
         source = DispatchSource.makeReadSource(fileDescriptor: socket.descriptor, queue: DispatchQueue(label: "activespeaker.meeting.receive"))
         source.setEventHandler { [counts] in
             var buffer = [UInt8](repeating: 0, count: 2048)
@@ -29,7 +32,7 @@ final class ForwardedPacketCounter: @unchecked Sendable {
                     let datagram = UnsafeRawBufferPointer(rebasing: bytes[..<count])
                     if case .packet(let packet) = RTPPacket.parse(datagram) {
                         counts.bySSRC.withLock { $0[packet.ssrc, default: 0] += 1 }
-                        player?.insert(datagram)
+                        counts.player.withLock { $0 }?.insert(datagram)
                     }
                 }
             }
@@ -37,6 +40,11 @@ final class ForwardedPacketCounter: @unchecked Sendable {
         // The socket (its descriptor) stays open until the source has let go of it.
         source.setCancelHandler { withExtendedLifetime(socket) {} }
         source.resume()
+    }
+
+    /// Hands every datagram from now on to `player` too (a player opened after joining).
+    func play(to player: MeetingPlayer) {
+        counts.player.withLock { $0 = player }
     }
 
     /// The packets counted so far, per SSRC.

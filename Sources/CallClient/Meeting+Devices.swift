@@ -6,6 +6,9 @@ import SpeakerIO
 /// The meeting's device state: the selected output and the device listener with its polling.
 struct DeviceState {
     var selectedOutput = AudioDeviceInfo.speaker
+    /// Which kind was selected last (`setAudioDevice`: the output; `changeMic`: a microphone), for
+    /// `getSelectedAudioDevice()`.
+    var lastSelected = AudioDeviceInfo.Kind.microphone
     var listener: Meeting.AudioDeviceChangeListener?
     /// Reads the device list while a device listener is set.
     var poll: (any DispatchSourceTimer)?
@@ -24,12 +27,16 @@ extension Meeting {
         [AudioDeviceInfo.speaker] + listMicrophones()
     }
 
-    /// The microphone the meeting records from (or would, when it starts): the chosen device, the
-    /// default one (the first microphone `getMics()` lists) for `.device(nil)`, an entry with id
-    /// `custom` and the track's label for a custom track; nil without a microphone (`.none`, or no
-    /// device at all). `changeMic` changes it.
+    /// The device selected last, as a device-switching screen marks it: the `Speaker` entry after
+    /// `setAudioDevice(.speaker)`, else (and again after `changeMic`) the microphone the meeting records
+    /// from (or would, when it starts): the chosen device, the default one (the first microphone
+    /// `getMics()` lists) for `.device(nil)`, an entry with id `custom` and the track's label for a
+    /// custom track; nil without a microphone (`.none`, or no device at all).
     public func getSelectedAudioDevice() -> AudioDeviceInfo? {
-        selectedMicrophone(among: listMicrophones())
+        switch core.withLock({ $0.devices.lastSelected }) {
+        case .speaker: getSelectedAudioDevice(kind: .speaker)
+        case .microphone: selectedMicrophone(among: listMicrophones())
+        }
     }
 
     /// The selected device of one kind: the output (`setAudioDevice`) or the microphone
@@ -51,9 +58,12 @@ extension Meeting {
         }
     }
 
-    /// Selects the audio output: one of the outputs `getMics()` lists (the `Speaker` entry).
+    /// Selects the audio output: one of the outputs `getMics()` lists (the `Speaker` entry: the
+    /// configured `speaker` device, or ALSA `default` when that is `.none`). Joined and playing nothing,
+    /// the meeting starts playing there; `getSelectedAudioDevice()` is then the `Speaker` entry.
     /// - Throws: `MeetingError` 3068 for a device that cannot play (a microphone), 3003 for an output
-    ///   `getMics()` does not list; either is also an `error` event, and the selection stays as it was.
+    ///   `getMics()` does not list, 3002 for an output that cannot be opened; each is also an `error`
+    ///   event, and the selection stays as it was.
     public func setAudioDevice(_ device: AudioDeviceInfo) throws(MeetingError) {
         guard device.kind == .speaker else {
             throw reported(MeetingError(code: .actionNotSupported, "\(device.label) cannot play audio"))
@@ -61,7 +71,15 @@ extension Meeting {
         guard device == .speaker else {
             throw reported(MeetingError(code: .invalidArgument, "no audio output \(device.deviceId): getMics() lists \(AudioDeviceInfo.speaker.deviceId)"))
         }
-        core.withLock { $0.devices.selectedOutput = device }
+        let silent = core.withLock { $0.machine.phase == .joined && $0.player == nil }
+        if silent {
+            let output: SpeakerChoice = configuration.speaker == .none ? .device("default") : configuration.speaker
+            if let error = startPlayback(output) { throw reported(error) }
+        }
+        core.withLock { c in
+            c.devices.selectedOutput = device
+            c.devices.lastSelected = .speaker
+        }
         notifyDeviceListener()
     }
 
@@ -100,7 +118,8 @@ extension Meeting {
 
     private func notifyDeviceListener(devices: [AudioDeviceInfo]? = nil) {
         let devices = devices ?? getMics()
-        let selected = selectedMicrophone(among: Array(devices.dropFirst()))
+        let selected = core.withLock { $0.devices.lastSelected } == .speaker
+            ? getSelectedAudioDevice(kind: .speaker) : selectedMicrophone(among: Array(devices.dropFirst()))
         let listener = core.withLock { c in
             c.devices.lastDevices = devices
             return c.devices.listener
@@ -134,9 +153,12 @@ extension Meeting {
         try switchMicrophone(to: .device(target))
     }
 
-    /// Switches to a custom microphone track (see `changeMic(deviceId:)`).
+    /// Switches to a custom microphone track (see `changeMic(deviceId:)`) and turns the microphone on,
+    /// as a device-switching screen that offers a track expects (unless a moderator's mute holds it, or the
+    /// participant is a subscriber: then the `error` event of `unmuteMic()`).
     public func changeMic(customMicrophoneTrack track: CustomMicrophoneTrack) async throws(MeetingError) {
         try switchMicrophone(to: .custom(track))
+        if core.withLock({ $0.machine.phase == .joined && $0.machine.micMuted }) { handle(.unmute) }
     }
 
     private func switchMicrophone(to choice: MicrophoneChoice) throws(MeetingError) {
@@ -153,6 +175,7 @@ extension Meeting {
         }
         let (old, live, localID, client, muted, previous) = core.withLock { c in
             let previous = c.machine.microphone
+            c.devices.lastSelected = .microphone
             _ = c.machine.handle(.microphoneChosen(choice), now: Self.now())
             let live = c.publisher != nil && c.machine.phase == .joined
             return (c.publisher, live, c.machine.localID, c.client, c.machine.micMuted, previous)

@@ -273,7 +273,9 @@ public final class Meeting: @unchecked Sendable {
             c.pings = nil
             return {}
         case .startPlayback:
-            return { [weak self] in self?.startPlayback() }
+            return { [weak self, eventQueue] in
+                if let error = self?.startPlayback() { eventQueue.emit(.error(error)) }
+            }
         case .shutDown:
             let taken = (c.client, c.publisher, c.packetCounter, c.player, c.pending.values.map(\.client))
             (c.client, c.publisher, c.player, c.pending) = (nil, nil, nil, [:])
@@ -396,16 +398,22 @@ public final class Meeting: @unchecked Sendable {
         if c.packetCounter == nil, let socket = c.socket { c.packetCounter = ForwardedPacketCounter(socket: socket, player: c.player) }
     }
 
-    /// Opens the playback device of `configuration.speaker`; a device that cannot be opened is an error
-    /// event (3002), and the meeting goes on without playback.
-    private func startPlayback() {
-        guard case .device(let name, let file) = configuration.speaker else { return }
+    /// Opens the playback device of `output` (by default `configuration.speaker`) and plays what the
+    /// meeting hears there. Returns the error of a device that cannot be opened (3002); the meeting goes
+    /// on without playback.
+    func startPlayback(_ output: SpeakerChoice? = nil) -> MeetingError? {
+        guard case .device(let name, let file) = output ?? configuration.speaker else { return nil }
         do {
             let player = try MeetingPlayer(device: name, alsaConfigurationFile: file)
-            core.withLock { $0.player = player }
+            let counter = core.withLock { c in
+                c.player = player
+                return c.packetCounter
+            }
+            counter?.play(to: player)
             player.start { [eventQueue] error in eventQueue.emit(.error(MeetingError(code: .audioDeviceFailed, "speaker alsa:\(name) failed: \(error)"))) }
+            return nil
         } catch {
-            eventQueue.emit(.error(MeetingError(code: .audioDeviceFailed, "speaker alsa:\(name) cannot be opened: \(error)")))
+            return MeetingError(code: .audioDeviceFailed, "speaker alsa:\(name) cannot be opened: \(error)")
         }
     }
 

@@ -175,8 +175,14 @@ final class DeviceEventLog: MeetingEventListener {
         let log = DeviceEventLog()
         meeting.addEventListener(log)
         #expect(meeting.getSelectedAudioDevice(kind: .speaker) == .speaker)
+        #expect(meeting.getSelectedAudioDevice()?.kind == .microphone, "before any choice: the microphone")
         try meeting.setAudioDevice(.speaker)
         #expect(meeting.getSelectedAudioDevice(kind: .speaker) == .speaker)
+        // Issue 32, friction 9: seed 002 marks the device selected last; the Speaker entry was never it.
+        #expect(meeting.getSelectedAudioDevice() == .speaker)
+        try await meeting.changeMic(deviceId: TestMicrophones.voice)
+        #expect(meeting.getSelectedAudioDevice()?.deviceId == TestMicrophones.voice)
+        try meeting.setAudioDevice(.speaker)
         let microphone = try #require(meeting.getMics().first { $0.deviceId == TestMicrophones.voice })
         #expect(throws: MeetingError.self) { try meeting.setAudioDevice(microphone) }
         do {
@@ -328,6 +334,34 @@ final class DeviceEventLog: MeetingEventListener {
         let accepted = server.mediaStatistics.accepted
         #expect(await Waiting.until { server.mediaStatistics.accepted > accepted + 50 })
         #expect(log.errors.withLock { $0 }.isEmpty)
+    }
+
+    /// Issue 32, friction 9: choosing a custom track turns a muted microphone on (seed 002 does), and
+    /// choosing the Speaker output while nothing plays starts playback on the default output (this
+    /// machine has no sound card: 3002, thrown and an error event).
+    @Test func aCustomTrackTurnsTheMicrophoneOnAndTheSpeakerStartsPlayback() async throws {
+        let server = try CallTestServer.server()
+        defer { server.stop() }
+        let alice = Self.meeting(server, "alice", microphone: .device(TestMicrophones.quiet), micEnabled: false)
+        let log = DeviceEventLog()
+        alice.addEventListener(log)
+        try await alice.join()
+        defer { alice.leave() }
+        #expect(alice.localParticipant?.micMuted == true)
+        let voice = try Resampler(inputRate: 16000, outputRate: 48000).process(Synthesis.voice(seconds: 2, f0: 200, levelDBFS: -22, seed: 5))
+        try await alice.changeMic(customMicrophoneTrack: CustomMicrophoneTrack(source: FileMicrophone(samples: voice, loop: true), label: "voice"))
+        #expect(alice.localParticipant?.micMuted == false, "on when the call returns")
+        #expect(await Waiting.until { server.mediaStatistics.accepted > 25 }, "and published")
+        #expect(alice.getSelectedAudioDevice()?.label == "voice")
+
+        do {
+            try alice.setAudioDevice(.speaker)
+            #expect(alice.getSelectedAudioDevice() == .speaker, "a machine with a sound card plays there now")
+        } catch {
+            #expect(error.code == .audioDeviceFailed && error.message.contains("alsa:default"), "\(error)")
+            #expect(await Waiting.until(timeout: 5) { log.errors.withLock { $0 }.map(\.code) == [.audioDeviceFailed] })
+            #expect(alice.getSelectedAudioDevice()?.label == "voice", "a refused output is not selected")
+        }
     }
 
     // MARK: Speaking while muted
