@@ -85,7 +85,7 @@ extension MeetingEventListener {
     /// It became (true) or stopped being (false) the dominant speaker.
     func onSpeakingChanged(_ speaking: Bool)
     /// It left the room; nothing more is delivered to this listener.
-    func onLeft(reason: LeaveReason)
+    func onLeft(reason: MeetingLeaveReason)
 }
 
 extension ParticipantEventListener {
@@ -94,7 +94,7 @@ extension ParticipantEventListener {
     public func onMicMuted(_ muted: Bool, by moderatorId: String?) {}
     public func onAudioLevel(_ level: Double) {}
     public func onSpeakingChanged(_ speaking: Bool) {}
-    public func onLeft(reason: LeaveReason) {}
+    public func onLeft(reason: MeetingLeaveReason) {}
 }
 
 extension MeetingEvent {

@@ -28,7 +28,8 @@ public final class Meeting: @unchecked Sendable {
 
     public let configuration: MeetingConfiguration
     /// Every event, in order, for one reader; finished after `meetingLeft` (or when `join()` fails). It
-    /// keeps the newest 1,024 events for a reader that falls behind (or while nobody reads).
+    /// keeps the newest `configuration.eventsBufferSize` (1,024) events for a reader that falls behind
+    /// (or while nobody reads).
     public var events: AsyncStream<MeetingEvent> { eventQueue.stream }
 
     /// The dominant speaker (nil: nobody): the current one, once one was named, then every change.
@@ -42,7 +43,7 @@ public final class Meeting: @unchecked Sendable {
 
     /// Every `error` event from the moment of the access on. A new reader per access, as `speakerChanges`.
     public var errors: AsyncStream<MeetingError> { eventQueue.topics.errors.subscribe() }
-    let eventQueue = MeetingEventQueue()
+    let eventQueue: MeetingEventQueue
 
     /// The machine and what carries out its effects, under one lock: an effect that installs or takes a
     /// connection does so in the same critical section as the decision.
@@ -88,6 +89,7 @@ public final class Meeting: @unchecked Sendable {
     init(configuration: MeetingConfiguration, microphones: @escaping @Sendable () -> [AudioDeviceInfo]) {
         self.configuration = configuration
         listMicrophones = microphones
+        eventQueue = MeetingEventQueue(capacity: max(1, configuration.eventsBufferSize))
         core = Mutex(Core(machine: MeetingStateMachine(configuration: configuration, participantListeners: eventQueue.participantListeners)))
     }
 

@@ -29,6 +29,9 @@ public struct MeetingConfiguration: Sendable {
     /// sound card) is an `error` event (3002) once joined, and the meeting goes on without playback;
     /// `.none` plays nothing (a bot, a recorder, a test).
     public var speaker: SpeakerChoice = .device("default")
+    /// The most events `Meeting.events` keeps for a reader that falls behind (the newest; older ones are
+    /// dropped): nobody reading the stream costs at most this many events' memory.
+    public var eventsBufferSize = 1024
     /// Seconds to wait for the server's answer.
     public var joinTimeout: Double = 10
     /// Seconds between keep-alive pings (the server drops silent clients).

@@ -17,9 +17,6 @@ import Synchronization
 /// `dispatchPrecondition` in debug builds); the listener lists are behind `Mutex`es; the rest is
 /// immutable.
 final class MeetingEventQueue: @unchecked Sendable {
-    /// The most events `stream` keeps for a reader that does not keep up (the newest; nobody reading
-    /// at all costs at most this much).
-    static let streamCapacity = 1024
     /// Every event, in the queue's order; finished by `finish`.
     let stream: AsyncStream<MeetingEvent>
     /// The per-topic sequences (speaker, participants, errors), any number of readers each.
@@ -33,8 +30,11 @@ final class MeetingEventQueue: @unchecked Sendable {
     /// The dominant speaker as the delivered events said, for the participants' `onSpeakingChanged`.
     private var speaker: String?
 
-    init() {
-        (stream, continuation) = AsyncStream.makeStream(of: MeetingEvent.self, bufferingPolicy: .bufferingNewest(Self.streamCapacity))
+    /// - Parameter capacity: the most events `stream` keeps for a reader that does not keep up (the
+    ///   newest; nobody reading at all costs at most this much).
+    init(capacity: Int) {
+        precondition(capacity > 0, "the events stream keeps at least one event")
+        (stream, continuation) = AsyncStream.makeStream(of: MeetingEvent.self, bufferingPolicy: .bufferingNewest(capacity))
     }
 
     /// Adds a listener (held weakly); it hears the events delivered to listeners after this call.
@@ -117,7 +117,7 @@ final class MeetingEventQueue: @unchecked Sendable {
 struct ParticipantCall: Sendable {
     enum Call: Sendable {
         case streamEnabled(StreamKind), streamDisabled(StreamKind), micMuted(Bool, by: String?)
-        case audioLevel(Double), speaking(Bool), left(LeaveReason)
+        case audioLevel(Double), speaking(Bool), left(MeetingLeaveReason)
     }
 
     let listener: WeakParticipantListener

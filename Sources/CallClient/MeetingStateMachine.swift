@@ -499,7 +499,7 @@ struct MeetingStateMachine {
         case .participantLeft(let id, let reason):
             order.removeAll { $0 == id }
             guard let participant = participants.removeValue(forKey: id), id != localID else { return [] }
-            return [.emit(.participantLeft(participant, reason: reason)), .emit(.participantsChanged(update(removed: [participant])))]
+            return [.emit(.participantLeft(participant, reason: MeetingLeaveReason(reason))), .emit(.participantsChanged(update(removed: [participant])))]
         case .streamEnabled(let id, let kind), .streamDisabled(let id, let kind):
             let enabled: Bool
             if case .streamEnabled = message { enabled = true } else { enabled = false }

@@ -63,20 +63,31 @@ public struct Participant: Sendable, Hashable, Identifiable {
     }
 }
 
-/// Why the local participant left the meeting (`onMeetingLeft(reason:)`).
+/// Why a participant left the meeting: the local one (`onMeetingLeft(reason:)`) or another
+/// (`participantLeft(_:reason:)`, a participant's `onLeft(reason:)`). The SDK's one leave reason.
 public enum MeetingLeaveReason: String, Sendable, Hashable, CaseIterable {
-    /// The app called `leave()` (or dropped the meeting).
+    /// The app called `leave()` (or dropped the meeting); another participant left or closed its connection.
     case left
-    /// A moderator removed this participant (the server's 4011).
+    /// A moderator removed the participant (for the local one, the server's 4011).
     case removed
     /// The room was closed (4013).
     case roomClosed = "room-closed"
-    /// The server heard nothing from this client for its client timeout (4012); with
-    /// `MeetingConfiguration.reconnect` on, the meeting reconnects instead.
+    /// The server heard nothing from the participant for its client timeout (4012); with
+    /// `MeetingConfiguration.reconnect` on, the local meeting reconnects instead.
     case timedOut = "timed-out"
-    /// The connection to the server was lost and not re-established within `reconnectTimeout`
-    /// (or `reconnect` is off) (3001).
+    /// The local participant only: the connection to the server was lost and not re-established within
+    /// `reconnectTimeout` (or `reconnect` is off) (3001).
     case connectionLost = "connection-lost"
+
+    /// The reason the server gave for another participant's leaving.
+    init(_ reason: LeaveReason) {
+        switch reason {
+        case .left: self = .left
+        case .removed: self = .removed
+        case .timeout: self = .timedOut
+        case .closed: self = .roomClosed
+        }
+    }
 }
 
 /// A change of the participant list (PlanetKit's peer-list update): who joined, who left, whose
@@ -110,7 +121,7 @@ public enum MeetingEvent: Sendable, Hashable {
     case meetingLeft(reason: MeetingLeaveReason, error: MeetingError?)
     /// A remote participant joined, or (right after `meetingJoined`) was in the room already.
     case participantJoined(Participant)
-    case participantLeft(Participant, reason: LeaveReason)
+    case participantLeft(Participant, reason: MeetingLeaveReason)
     /// The participant list changed: after each `participantJoined` and `participantLeft`, and when
     /// a participant's microphone or streams change (after `micMuted`, `streamEnabled`, `streamDisabled`).
     case participantsChanged(ParticipantListUpdate)

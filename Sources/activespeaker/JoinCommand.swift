@@ -66,6 +66,7 @@ struct JoinCommand: Command {
           {"t":1.310,"type":"speaker-changed","participant":"bob"}   (null: nobody)
           {"t":…,"type":"participant-joined","participant":"carol","name":"Carol"}
           {"t":…,"type":"participant-left","participant":"carol","reason":"left"}
+            (also removed, timed-out, room-closed)
           {"t":…,"type":"mic-muted","participant":"bob","muted":true}
           {"t":…,"type":"stream-enabled"|"stream-disabled","participant":…,
             "kind":"audio"}

@@ -68,6 +68,8 @@ import TestSupport
         configuration.speaker = .none  // no sound card on the test machines
         configuration.microphone = microphone
         configuration.micEnabled = false
+        // The stream is read after the run: it must keep every event (the default keeps the newest 1,024).
+        configuration.eventsBufferSize = 1_000_000
         configuration.joinTimeout = joinTimeout
         configuration.pingInterval = pingInterval
         return Meeting(configuration: configuration)

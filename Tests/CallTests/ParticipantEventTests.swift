@@ -22,7 +22,7 @@ import TestSupport
         func onMicMuted(_ muted: Bool, by moderatorId: String?) { add("mic \(muted) \(moderatorId ?? "-")") }
         func onAudioLevel(_ level: Double) { levels.add(1, ordering: .relaxed) }
         func onSpeakingChanged(_ speaking: Bool) { add("speaking \(speaking)") }
-        func onLeft(reason: LeaveReason) { add("left \(reason)") }
+        func onLeft(reason: MeetingLeaveReason) { add("left \(reason)") }
     }
 
     /// What a meeting's listener heard: leave reasons, errors, list updates and the local streams.

@@ -84,6 +84,7 @@ struct TLSCallTests {
             var configuration = MeetingConfiguration(server: "wss://127.0.0.1:\(server.port)", roomId: "room", token: CallTestServer.token("x"))
             configuration.speaker = .none  // no sound card on the test machines
             configuration.certificateAuthorityFile = authority.directory + "/none.pem"
+            configuration.microphone = .none
             try await Meeting(configuration: configuration).join()
             Issue.record("joined with a missing CA file")
         } catch {
