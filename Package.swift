@@ -26,9 +26,13 @@ let package = Package(
         .library(name: "SpeakerFiles", targets: ["SpeakerFiles"]),
         .library(name: "SpeakerDevices", targets: ["SpeakerDevices"]),
         .library(name: "SpeakerEval", targets: ["SpeakerEval"]),
-        .library(name: "CallServer", targets: ["CallServer"]),
         .library(name: "CallClient", targets: ["CallClient"]),
-        .executable(name: "activespeaker", targets: ["activespeaker"]),
+        // No product reaches GStreamer: a dependent package's build plans every product of its dependencies,
+        // used or not, and GStreamer's pkg-config flags carry `-pthread`, which SwiftPM then warns about in
+        // every build of an app that uses only the SDK. So the room server (CallServer, which reaches
+        // GStreamer through CallWebRTC) is not a library product, and the CLI is this package's executable
+        // without an explicit product (`swift build --product activespeaker` and `swift run activespeaker`
+        // work here as before).
     ],
     targets: [
         // C libraries from Debian, found with pkg-config.

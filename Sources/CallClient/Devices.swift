@@ -10,16 +10,21 @@ public struct AudioDeviceInfo: Sendable, Hashable, Identifiable {
     public enum Kind: String, Sendable, Hashable {
         /// The audio output (`Speaker`).
         case speaker = "audiooutput"
+        /// A microphone.
         case microphone = "audioinput"
     }
 
     /// `Speaker` for the output; for microphones the ALSA name (`hw:0,0`, `default`, a PCM from an
     /// ALSA configuration).
     public var deviceId: String
+    /// The name a device list shows (ALSA's description; `Speaker` for the output).
     public var label: String
+    /// Output or microphone.
     public var kind: Kind
+    /// The `deviceId`, for `Identifiable`.
     public var id: String { deviceId }
 
+    /// An entry of `getMics()`: an id, a label and a kind.
     public init(deviceId: String, label: String, kind: Kind) {
         self.deviceId = deviceId
         self.label = label
@@ -34,7 +39,9 @@ public struct AudioDeviceInfo: Sendable, Hashable, Identifiable {
 public struct CameraDevice: Sendable, Hashable, Identifiable {
     /// `/dev/videoN`.
     public var deviceId: String
+    /// The name a device list shows.
     public var label: String
+    /// The `deviceId`, for `Identifiable`.
     public var id: String { deviceId }
 }
 
@@ -46,6 +53,7 @@ public final class CustomMicrophoneTrack: Sendable {
     /// Seconds one pass lasts, for a file that does not loop; nil otherwise.
     public let duration: Double?
 
+    /// A track that publishes `source`, listed as `label`; `duration` for a file that does not loop.
     public init(source: any MicrophoneSource, label: String, duration: Double? = nil) {
         self.source = source
         self.label = label
@@ -80,6 +88,7 @@ public enum MicrophoneChoice: Sendable {
     /// A sound device by ALSA name; nil: the first microphone `getMics()` lists (never ALSA's `null`,
     /// which records nothing).
     case device(String?)
+    /// A microphone of the app's own (`CustomMicrophoneTrack`, e.g. a file played in real time).
     case custom(CustomMicrophoneTrack)
     /// No microphone (a listener, a recorder, a bot): the meeting joins with the microphone off,
     /// whatever `micEnabled` says.

@@ -7,16 +7,10 @@ import Synchronization
 
 /// A meeting: join a room, follow its participants and its dominant speaker, publish a microphone.
 ///
-/// Events arrive both on `events` (an `AsyncStream`, for one consumer, read on any task) and on the
-/// registered `MeetingEventListener`s (held weakly, called on the main actor), in one order, from one
-/// serial queue: whichever thread raised an event (the signalling connection's, the microphone's, or
-/// the caller's own when a call reports an error), the queue gives it to the stream and then, through
-/// the main queue, to each listener before the next event. Nothing follows `meetingLeft` on either.
-/// All methods are thread-safe and may be called from any thread or actor.
-///
-/// A lost connection is re-established by itself (`reconnecting`, then `reconnected`; see
-/// `MeetingConfiguration.reconnect` and docs/call.md, "Reconnecting"); a `redirect` from the server
-/// is followed.
+/// Events leave one serial queue in one order to `events` (an `AsyncStream`), the per-topic sequences
+/// and the `MeetingEventListener`s (held weakly, called on the main actor); nothing follows
+/// `meetingLeft`. All methods are thread-safe. A lost connection is re-established by itself
+/// (`reconnecting`, then `reconnected`; docs/call.md, "Reconnecting"); a server's `redirect` is followed.
 ///
 /// The rules live in `MeetingStateMachine`, a value; this class is its shell: it owns the sockets,
 /// timers, devices and threads, feeds the machine what happens and carries out the effects it returns.
@@ -26,23 +20,8 @@ import Synchronization
 public final class Meeting: @unchecked Sendable {
     // @unchecked Sendable: mutable state lives in `core` (a Mutex); the event queue delivers the events.
 
+    /// How this meeting joins (as it was given to `init`).
     public let configuration: MeetingConfiguration
-    /// Every event, in order, for one reader; finished after `meetingLeft` (or when `join()` fails). It
-    /// keeps the newest `configuration.eventsBufferSize` (1,024) events for a reader that falls behind
-    /// (or while nobody reads).
-    public var events: AsyncStream<MeetingEvent> { eventQueue.stream }
-
-    /// The dominant speaker (nil: nobody): the current one, once one was named, then every change.
-    /// Each access is a new reader; any number of tasks may read, each keeping the newest 64 changes
-    /// if it falls behind. Finished when the meeting ends.
-    public var speakerChanges: AsyncStream<String?> { eventQueue.topics.speaker.subscribe() }
-
-    /// The participant list: the latest change (after joining: the whole list, as `participants`),
-    /// then every change. A new reader per access, as `speakerChanges`.
-    public var participantChanges: AsyncStream<ParticipantListUpdate> { eventQueue.topics.participants.subscribe() }
-
-    /// Every `error` event from the moment of the access on. A new reader per access, as `speakerChanges`.
-    public var errors: AsyncStream<MeetingError> { eventQueue.topics.errors.subscribe() }
     let eventQueue: MeetingEventQueue
 
     /// The machine and what carries out its effects, under one lock: an effect that installs or takes a
@@ -81,6 +60,7 @@ public final class Meeting: @unchecked Sendable {
     /// handled (how long an event takes from the socket to a listener).
     let arrivalProbe = Mutex<(@Sendable (String) -> Void)?>(nil)
 
+    /// A meeting that joins as `configuration` says when `join()` is called; its microphones are ALSA's.
     public convenience init(configuration: MeetingConfiguration) {
         self.init(configuration: configuration, microphones: DeviceCatalog.microphones)
     }
@@ -93,11 +73,10 @@ public final class Meeting: @unchecked Sendable {
         core = Mutex(Core(machine: MeetingStateMachine(configuration: configuration, participantListeners: eventQueue.participantListeners)))
     }
 
-    /// Leaves the room. Runs where the last reference goes: an app thread, the event queue (a listener
-    /// that held the meeting), or the signalling connection's service thread (its handlers hold the
-    /// meeting while they run). There too it waits for nothing that waits for it: `leave()` stops the
-    /// microphone thread (which holds no reference to the meeting) and only asks the connection to
-    /// close (`WebSocketClient.close` does not join its own thread).
+    /// Leaves the room. Runs where the last reference goes: an app thread, the event queue, or the
+    /// signalling connection's service thread (its handlers hold the meeting while they run), where it
+    /// waits for nothing that waits for it: `leave()` stops the microphone thread (which holds no
+    /// reference to the meeting) and only asks the connection to close (it does not join its thread).
     deinit {
         core.withLock { $0.devices.poll?.cancel() }  // never waits
         leave()
@@ -123,13 +102,6 @@ public final class Meeting: @unchecked Sendable {
             return Dictionary(counts.map { (c.machine.owners[$0.key] ?? "ssrc-\($0.key)", $0.value) }, uniquingKeysWith: +)
         }
     }
-
-    /// Adds a listener, held weakly (the meeting never keeps it alive): it hears the events delivered
-    /// after this call, on the main actor.
-    public func addEventListener(_ listener: any MeetingEventListener) { eventQueue.add(listener) }
-
-    /// Removes a listener; an event being delivered at that moment may still reach it.
-    public func removeEventListener(_ listener: any MeetingEventListener) { eventQueue.remove(listener) }
 
     // MARK: Calls
 
@@ -182,7 +154,9 @@ public final class Meeting: @unchecked Sendable {
         return try result.get()
     }
 
+    /// Turns the signalled video on (see `disableWebcam()`).
     public func enableWebcam() { handle(.setWebcam(true)) }
+    /// Turns the signalled video off; the local participant's `streamDisabled` (video) follows at once.
     public func disableWebcam() { handle(.setWebcam(false)) }
 
     /// Sends a text or data message to one participant, or to everyone. Dropped while reconnecting.
@@ -228,7 +202,7 @@ public final class Meeting: @unchecked Sendable {
                     c.packetCounter = nil
                 }
                 c.socket = fresh
-                c.socketIsIPv6 = Self.isIPv6(c.machine.signalURL ?? "")
+                c.socketIsIPv6 = MeetingStateMachine.isIPv6(c.machine.signalURL ?? "")
             }
             c.client = opened.client
             return {}
@@ -302,7 +276,7 @@ public final class Meeting: @unchecked Sendable {
     /// given up meanwhile; tells the machine how it went.
     private func connect(_ url: String, generation: Int, timeout: Double, serverIndex: Int?) {
         let (current, socketFits) = core.withLock { c in
-            (c.machine.generation == generation, c.socket != nil && c.socketIsIPv6 == Self.isIPv6(url))
+            (c.machine.generation == generation, c.socket != nil && c.socketIsIPv6 == MeetingStateMachine.isIPv6(url))
         }
         guard current else { return }
         let client: WebSocketClient
@@ -320,7 +294,7 @@ public final class Meeting: @unchecked Sendable {
         var fresh: UDPSocket?
         if !socketFits {
             do {
-                fresh = try UDPSocket(address: Self.isIPv6(url) ? "[::]:0" : "0.0.0.0:0")
+                fresh = try UDPSocket(address: MeetingStateMachine.isIPv6(url) ? "[::]:0" : "0.0.0.0:0")
             } catch {
                 client.close()
                 let failure = MeetingError(code: .network, "cannot open a UDP socket: \(error)")
@@ -362,7 +336,7 @@ public final class Meeting: @unchecked Sendable {
             case .failure(let error): return error
             }
         }
-        let destination = media.flatMap { SocketAddress(host: $0.host ?? Self.host(of: signalURL), port: $0.rtpPort) }
+        let destination = media.flatMap { SocketAddress(host: $0.host ?? MeetingStateMachine.host(of: signalURL), port: $0.rtpPort) }
         do {
             // The microphone's thread reaches the event queue only, never the meeting: it must not be
             // where the meeting is deinitialised (`leave()` there would wait for its own thread).
@@ -421,14 +395,4 @@ public final class Meeting: @unchecked Sendable {
 
     /// Monotonic seconds.
     static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
-
-    static func isIPv6(_ url: String) -> Bool { url.contains("://[") }
-
-    /// The host of `ws://HOST:PORT/…` (or `wss://`), without brackets.
-    static func host(of url: String) -> String {
-        var rest = Substring(url)
-        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
-        if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") { return String(rest[rest.index(after: rest.startIndex)..<close]) }
-        return String(rest.prefix { $0 != ":" && $0 != "/" })
-    }
 }

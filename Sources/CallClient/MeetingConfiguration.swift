@@ -6,6 +6,7 @@ public struct MeetingConfiguration: Sendable {
     /// For a `wss://` server: a PEM file of the certificate authorities to trust instead of the
     /// system's (a private or test CA); nil: the system's.
     public var certificateAuthorityFile: String?
+    /// The room to join (`activespeaker serve --room`, or `POST /v1/rooms`).
     public var roomId: String
     /// A token of the room (see `activespeaker token`).
     public var token: String
@@ -53,6 +54,7 @@ public struct MeetingConfiguration: Sendable {
     /// (`setAudioDeviceChangeListener`): a microphone plugged in or removed is told within this time.
     public var devicePollInterval: Double = 1
 
+    /// A configuration for `roomId` on `server` with `token`; every other setting has its default.
     public init(server: String, roomId: String, token: String) {
         self.server = server
         self.roomId = roomId

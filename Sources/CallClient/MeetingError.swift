@@ -54,9 +54,12 @@ public struct MeetingError: Error, Sendable, Hashable, CustomStringConvertible {
         public var description: String { String(rawValue) }
     }
 
+    /// What went wrong, typed; `code.rawValue` is the documented number.
     public var code: Code
+    /// One sentence saying what failed, for people.
     public var message: String
 
+    /// An error with `code` and a sentence.
     public init(code: Code, _ message: String) {
         self.code = code
         self.message = message
@@ -67,9 +70,11 @@ public struct MeetingError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Why `join()` failed, for the reasons an app shows differently.
     public enum JoinFailure: Sendable, Hashable {
+        /// The reasons `join()` fails with, as the SDK guides name them (`other`: any other code).
         case invalidToken, tokenExpired, roomNotFound, roomFull, network, other
     }
 
+    /// Why `join()` failed, as one of the guides' reasons.
     public var joinFailure: JoinFailure {
         switch code {
         case .server(.invalidToken), .server(.wrongRoom): .invalidToken

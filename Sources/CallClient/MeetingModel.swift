@@ -20,9 +20,13 @@ import Observation
 public final class MeetingModel: MeetingEventListener {
     /// Where the meeting stands.
     public enum Connection: Sendable, Hashable {
+        /// `join()` not called yet.
         case notJoined
+        /// `join()` is waiting for the room.
         case joining
+        /// In the room.
         case joined
+        /// The connection was lost; the meeting is connecting again.
         case reconnecting
         /// The meeting ended, and why.
         case left(MeetingLeaveReason)
@@ -38,10 +42,12 @@ public final class MeetingModel: MeetingEventListener {
     public private(set) var speakerId: String?
     /// Whether the local microphone is muted (true until joined with it on).
     public private(set) var micMuted = true
+    /// Where the meeting stands: not joined, joining, joined, reconnecting, left (and why), or failed.
     public private(set) var connection = Connection.notJoined
     /// The last `error` event (or failed call through the model), until the next.
     public private(set) var lastError: MeetingError?
 
+    /// A model of `meeting`, which it owns and listens to.
     public init(meeting: Meeting) {
         self.meeting = meeting
         meeting.addEventListener(self)
@@ -93,24 +99,31 @@ public final class MeetingModel: MeetingEventListener {
 
     // MARK: MeetingEventListener
 
+    /// Joined: everyone in the room.
     public func onMeetingJoined(participants: [Participant]) {
         connection = .joined
         show(participants)
     }
 
+    /// Left: the connection state says why; nobody speaks any more.
     public func onMeetingLeft(reason: MeetingLeaveReason) {
         connection = .left(reason)
         speakerId = nil
     }
 
+    /// The participant list after a change.
     public func onParticipantsChanged(_ update: ParticipantListUpdate) { show(update.participants) }
 
+    /// The dominant speaker.
     public func onSpeakerChanged(participantId: String?) { speakerId = participantId }
 
+    /// The latest error.
     public func onError(_ error: MeetingError) { lastError = error }
 
+    /// The connection was lost; the meeting connects again.
     public func onReconnecting() { connection = .reconnecting }
 
+    /// Joined again: the list as it is now.
     public func onReconnected() {
         connection = .joined
         refresh()

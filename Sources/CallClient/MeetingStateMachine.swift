@@ -700,6 +700,16 @@ struct MeetingStateMachine {
         return [.shutDown] + (reason == .connectionLost ? [.emit(.error(error))] : []) + [.emit(.meetingLeft(reason: reason, error: error)), .finishEvents]
     }
 
+    static func isIPv6(_ url: String) -> Bool { url.contains("://[") }
+
+    /// The host of `ws://HOST:PORT/…` (or `wss://`), without brackets.
+    static func host(of url: String) -> String {
+        var rest = Substring(url)
+        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
+        if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") { return String(rest[rest.index(after: rest.startIndex)..<close]) }
+        return String(rest.prefix { $0 != ":" && $0 != "/" })
+    }
+
     /// `ws://HOST:PORT` of a signalling URL (`ws://HOST:PORT/v1/signal?room=…`).
     static func server(of url: String) -> String {
         guard let scheme = url.range(of: "://"), let slash = url[scheme.upperBound...].firstIndex(of: "/") else { return url }

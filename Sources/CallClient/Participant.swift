@@ -7,11 +7,15 @@ import Synchronization
 /// `addEventListener` registers a listener for this participant's own events, whichever copy it is
 /// called on; two copies are equal when their signalled state is.
 public struct Participant: Sendable, Hashable, Identifiable {
+    /// The participant id (the token's `sub`), unique in the room.
     public var id: String
+    /// The name others see: the token's signed name, the configured `displayName`, or the id.
     public var displayName: String
     /// True for this client's own participant.
     public var isLocal: Bool
+    /// Subscriber, publisher or moderator, from the token.
     public var role: Role
+    /// Whether its microphone is muted (by itself or by a moderator).
     public var micMuted: Bool
     /// Whether its audio stream is enabled.
     public var audioEnabled: Bool
@@ -46,11 +50,13 @@ public struct Participant: Sendable, Hashable, Identifiable {
         listeners?.remove(listener, for: id)
     }
 
+    /// Equal when the signalled state is (the listener registry is not part of the value).
     public static func == (a: Participant, b: Participant) -> Bool {
         (a.id, a.displayName, a.isLocal, a.role) == (b.id, b.displayName, b.isLocal, b.role)
             && (a.micMuted, a.audioEnabled, a.videoEnabled, a.ssrc) == (b.micMuted, b.audioEnabled, b.videoEnabled, b.ssrc)
     }
 
+    /// Hashes the signalled state, as `==` compares it.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(id)
         hasher.combine(displayName)
@@ -102,6 +108,7 @@ public struct ParticipantListUpdate: Sendable, Hashable {
     /// Everyone in the room after the change, in joining order, the local participant included.
     public var participants: [Participant]
 
+    /// A list update: who was added, removed and updated, and everyone after the change.
     public init(added: [Participant] = [], removed: [Participant] = [], updated: [Participant] = [], participants: [Participant]) {
         self.added = added
         self.removed = removed
@@ -121,21 +128,26 @@ public enum MeetingEvent: Sendable, Hashable {
     case meetingLeft(reason: MeetingLeaveReason, error: MeetingError?)
     /// A remote participant joined, or (right after `meetingJoined`) was in the room already.
     case participantJoined(Participant)
+    /// A remote participant left, and why.
     case participantLeft(Participant, reason: MeetingLeaveReason)
     /// The participant list changed: after each `participantJoined` and `participantLeft`, and when
     /// a participant's microphone or streams change (after `micMuted`, `streamEnabled`, `streamDisabled`).
     case participantsChanged(ParticipantListUpdate)
     /// The dominant speaker; nil when nobody speaks.
     case speakerChanged(participantId: String?)
+    /// A participant's audio or video stream was turned on.
     case streamEnabled(participantId: String, kind: StreamKind)
+    /// A participant's audio or video stream was turned off.
     case streamDisabled(participantId: String, kind: StreamKind)
     /// `by`: the moderator who muted the participant, nil when it muted itself.
     case micMuted(participantId: String, muted: Bool, by: String?)
     /// dBov per participant (−127…0), every 200 ms.
     case audioLevels([String: Double])
+    /// A text or data message from another participant (to everyone or to this one).
     case message(from: String, body: MessageBody)
     /// The local user talks while the microphone is muted (from the local engine, at most every 3 s).
     case speakingWhileMuted
+    /// Something failed: a call, a device, the server's answer (`MeetingError`, with its code).
     case error(MeetingError)
     /// The connection to the server was lost while joined (or the server redirected the meeting to
     /// another node); the meeting is connecting again (`MeetingConfiguration.reconnect`). The

@@ -43,6 +43,7 @@ struct MeetingBot {
         var configuration = MeetingConfiguration(server: arguments[0], roomId: arguments[1], token: arguments[2])
         configuration.microphone = .custom(try CustomMicrophoneTrack.file(arguments[3]))  // or .device("hw:1,0")
         configuration.displayName = "Meeting bot"  // unless the token signs a name, which wins
+        configuration.speaker = .none  // a bot plays nothing (the default plays on the default output)
         let screen = MeetingScreen(meeting: Meeting(configuration: configuration))
         try await screen.meeting.join()  // throws MeetingError: see joinFailure (invalid token, expired, …)
         let me = screen.meeting.localParticipant?.id
