@@ -131,9 +131,11 @@ extension Meeting {
 
     /// Switches to another microphone: `deviceId`, or with nil the next one after the current.
     /// A live microphone is stopped and restarted, so its audio stream is disabled then enabled.
+    /// - Returns: The microphone now in use (`getSelectedAudioDevice()`), once it runs.
     /// - Throws: `MeetingError` 3059 if there is no (such) microphone, 3002 if it cannot be opened; the
     ///   previous microphone then stays, and the error also goes to `onError`.
-    public func changeMic(deviceId: String? = nil) async throws(MeetingError) {
+    @discardableResult
+    public func changeMic(deviceId: String? = nil) async throws(MeetingError) -> AudioDeviceInfo? {
         let mics = listMicrophones()
         let current: String? = core.withLock { c in
             if case .device(let name) = c.machine.microphone { return name ?? mics.first?.deviceId }
@@ -151,14 +153,18 @@ extension Meeting {
             target = mics[index].deviceId
         }
         try switchMicrophone(to: .device(target))
+        return getSelectedAudioDevice()
     }
 
     /// Switches to a custom microphone track (see `changeMic(deviceId:)`) and turns the microphone on,
     /// as a device-switching screen that offers a track expects (unless a moderator's mute holds it, or the
     /// participant is a subscriber: then the `error` event of `unmuteMic()`).
-    public func changeMic(customMicrophoneTrack track: CustomMicrophoneTrack) async throws(MeetingError) {
+    /// - Returns: The track's entry (`getSelectedAudioDevice()`: id `custom`, the track's label).
+    @discardableResult
+    public func changeMic(customMicrophoneTrack track: CustomMicrophoneTrack) async throws(MeetingError) -> AudioDeviceInfo? {
         try switchMicrophone(to: .custom(track))
         if core.withLock({ $0.machine.phase == .joined && $0.machine.micMuted }) { handle(.unmute) }
+        return getSelectedAudioDevice()
     }
 
     private func switchMicrophone(to choice: MicrophoneChoice) throws(MeetingError) {

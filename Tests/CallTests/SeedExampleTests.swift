@@ -52,10 +52,10 @@ import TestSupport
             do {
                 if device.deviceId == "Speaker" {
                     try meeting.setAudioDevice(device)
+                    checked = meeting.getSelectedAudioDevice()
                 } else {
-                    try await meeting.changeMic(deviceId: device.deviceId)
+                    checked = try await meeting.changeMic(deviceId: device.deviceId)
                 }
-                checked = meeting.getSelectedAudioDevice()
             } catch {
                 alert = "\(error.code.rawValue): \(error.message)"
             }
@@ -63,8 +63,7 @@ import TestSupport
 
         func didTapUseRecording(_ track: CustomMicrophoneTrack) async {
             do {
-                try await meeting.changeMic(customMicrophoneTrack: track)
-                checked = meeting.getSelectedAudioDevice()
+                checked = try await meeting.changeMic(customMicrophoneTrack: track)
             } catch {
                 alert = "\(error.code.rawValue): \(error.message)"
             }
