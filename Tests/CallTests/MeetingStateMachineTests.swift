@@ -322,6 +322,25 @@ import Testing
             == ["shutDown", "emit error 4002", "emit left connection-lost 4002", "finishEvents"])
     }
 
+    @Test func anUnansweredReconnectAttemptIsAbandonedForTheNext() {
+        var machine = Self.joinedMachine()
+        _ = machine.handle(.closed(generation: 0, reason: ""), now: 10)
+        _ = machine.handle(.attemptDue(url: "ws://a:1/v1/signal?room=r", serverIndex: 0, generation: 1), now: 10.25)
+        _ = machine.handle(.connected(generation: 1, url: "ws://a:1/v1/signal?room=r", serverIndex: 0, rtpPort: 1), now: 10.3)
+        #expect(Self.labels(machine.handle(.attemptTimedOut(generation: 1, server: "ws://a:1", seconds: 5), now: 15.3))
+            == ["close", "after 0.5 attemptDue ws://a:1/v1/signal?room=r g2"])
+        // The abandoned connection's late answer changes nothing.
+        #expect(machine.handle(.received(.joined(Self.room("me", [])), generation: 1), now: 15.4).isEmpty)
+        #expect(machine.phase == .reconnecting)
+    }
+
+    @Test func anUndecodableMessageIsReportedAndCountsAsHearingTheServer() {
+        var machine = Self.joinedMachine()
+        #expect(Self.labels(machine.handle(.undecodable(MeetingError(code: .invalidArgument, "bad json"), generation: 0), now: 10)) == ["emit error 3003"])
+        #expect(Self.labels(machine.handle(.pingTick(generation: 0), now: 24)) == ["send ping"], "heard at 10 s: 14 s of silence")
+        #expect(machine.handle(.undecodable(MeetingError(code: .invalidArgument, "late"), generation: 7), now: 24).isEmpty)
+    }
+
     @Test func withoutReconnectingALostConnectionEndsTheMeeting() {
         var machine = Self.joinedMachine(configuration: Self.configuration(reconnect: false))
         #expect(Self.labels(machine.handle(.closed(generation: 0, reason: "reset"), now: 5))
