@@ -33,9 +33,14 @@ extension Meeting {
     /// `getMics()` lists) for `.device(nil)`, an entry with id `custom` and the track's label for a
     /// custom track; nil without a microphone (`.none`, or no device at all).
     public func getSelectedAudioDevice() -> AudioDeviceInfo? {
+        selectedDevice(microphones: listMicrophones)
+    }
+
+    /// The device selected last; `microphones` lists them, read only when a microphone is the answer.
+    private func selectedDevice(microphones: () -> [AudioDeviceInfo]) -> AudioDeviceInfo? {
         switch core.withLock({ $0.devices.lastSelected }) {
         case .speaker: getSelectedAudioDevice(kind: .speaker)
-        case .microphone: selectedMicrophone(among: listMicrophones())
+        case .microphone: selectedMicrophone(among: microphones())
         }
     }
 
@@ -118,8 +123,7 @@ extension Meeting {
 
     private func notifyDeviceListener(devices: [AudioDeviceInfo]? = nil) {
         let devices = devices ?? getMics()
-        let selected = core.withLock { $0.devices.lastSelected } == .speaker
-            ? getSelectedAudioDevice(kind: .speaker) : selectedMicrophone(among: Array(devices.dropFirst()))
+        let selected = selectedDevice { Array(devices.dropFirst()) }
         let listener = core.withLock { c in
             c.devices.lastDevices = devices
             return c.devices.listener

@@ -242,8 +242,8 @@ public final class Meeting: @unchecked Sendable {
             c.publisher?.muted = muted
             return {}
         case .startPings(let generation):
-            // After the playback's step (the packet counter feeds the player).
-            return { [weak self] in self?.core.withLock { self?.startPings(generation: generation, in: &$0) } }
+            startPings(generation: generation, in: &c)
+            return {}
         case .stopPings:
             c.pings?.cancel()  // never waits
             c.pings = nil
@@ -362,8 +362,6 @@ public final class Meeting: @unchecked Sendable {
     /// per socket, the count of forwarded audio (driven by the UDP socket's readiness). Neither has a
     /// thread of its own or holds the meeting.
     private func startPings(generation: Int, in c: inout Core) {
-        // Left or lost before this step ran: nothing to keep alive.
-        guard c.machine.generation == generation, c.machine.phase == .joined else { return }
         let interval = configuration.pingInterval
         let pings = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "activespeaker.meeting.pings"))
         pings.schedule(deadline: .now() + interval, repeating: interval)
