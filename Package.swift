@@ -65,6 +65,8 @@ let package = Package(
         .target(name: "SpeakerOpus", dependencies: ["SpeakerIO", "COpus"]),
         // UDP sockets, RTP/RTCP packets, jitter buffers, playout clocks, RTP senders.
         .target(name: "SpeakerRTP", dependencies: ["SpeakerIO", "SpeakerOpus"]),
+        // The media plane: rooms of RTP streams on the engine, paced by a 10 ms clock (`listen`, the server).
+        .target(name: "SpeakerMedia", dependencies: ["SpeakerCore", "SpeakerRTP"]),
         // Audio files (libsndfile): reading whole or streamed, writing, file-backed microphones.
         .target(name: "SpeakerFiles", dependencies: ["SpeakerIO", "CSndFile"]),
         // Sound devices (ALSA): capture, device lists and hot-plug, microphones, playback and its mixer.
@@ -79,7 +81,7 @@ let package = Package(
         .target(name: "CallTransport", dependencies: ["CWebSockets"]),
         .target(
             name: "CallServer",
-            dependencies: ["CallProtocol", "CallTransport", "CallWebRTC", "Redis", "SpeakerCore", "SpeakerIO", "SpeakerOpus", "SpeakerRTP"]),
+            dependencies: ["CallProtocol", "CallTransport", "CallWebRTC", "Redis", "SpeakerCore", "SpeakerIO", "SpeakerOpus", "SpeakerRTP", "SpeakerMedia"]),
         .target(
             name: "CallClient",
             dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO", "SpeakerRTP", "SpeakerFiles", "SpeakerDevices"]),
@@ -91,8 +93,8 @@ let package = Package(
         .executableTarget(
             name: "activespeaker",
             dependencies: [
-                "SpeakerCore", "SpeakerIO", "SpeakerRTP", "SpeakerFiles", "SpeakerDevices", "SpeakerEval", "ConfigurationOverrides",
-                "CallProtocol", "CallServer", "CallClient", "Redis",
+                "SpeakerCore", "SpeakerIO", "SpeakerRTP", "SpeakerMedia", "SpeakerFiles", "SpeakerDevices", "SpeakerEval",
+                "ConfigurationOverrides", "CallProtocol", "CallServer", "CallClient", "Redis",
             ]),
         // Throughput benchmarks (release builds only): `swift run -c release Benchmarks --help`.
         .executableTarget(name: "Benchmarks", dependencies: ["SpeakerCore", "SpeakerOpus", "SpeakerFiles", "ConfigurationOverrides"], path: "Benchmarks"),
@@ -106,7 +108,7 @@ let package = Package(
             name: "SpeakerIOTests",
             dependencies: ["SpeakerIO", "SpeakerOpus", "SpeakerRTP", "SpeakerFiles", "SpeakerDevices", "TestSupport", "CAllocationCounter"]),
         .testTarget(name: "SpeakerEvalTests", dependencies: ["SpeakerEval", "SpeakerFiles", "TestSupport"]),
-        .testTarget(name: "activespeakerTests", dependencies: ["SpeakerEval", "SpeakerIO", "SpeakerRTP", "SpeakerFiles", "TestSupport"]),
+        .testTarget(name: "activespeakerTests", dependencies: ["SpeakerEval", "SpeakerIO", "SpeakerRTP", "SpeakerMedia", "SpeakerFiles", "TestSupport"]),
         .testTarget(name: "CallProtocolTests", dependencies: ["CallProtocol", "TestSupport"]),
         .testTarget(name: "CallTransportTests", dependencies: ["CallTransport", "TestSupport"]),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "TestSupport"]),
@@ -115,7 +117,7 @@ let package = Package(
             name: "CallTests",
             dependencies: [
                 "CallServer", "CallClient", "CallProtocol", "CallTransport", "CallWebRTC", "Redis", "SpeakerCore", "SpeakerIO", "SpeakerOpus",
-                "SpeakerRTP", "SpeakerFiles", "SpeakerDevices", "SpeakerEval", "TestSupport", "CAllocationCounter",
+                "SpeakerRTP", "SpeakerMedia", "SpeakerFiles", "SpeakerDevices", "SpeakerEval", "TestSupport", "CAllocationCounter",
             ]),
     ],
     swiftLanguageModes: [.v6]

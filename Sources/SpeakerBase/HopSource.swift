@@ -47,5 +47,6 @@ public protocol ConcurrentHopSource: HopSource {
     /// Writes the hop of tick `tick`, `AnalysisFormat.hopSize` samples, after `hasHop(tick:)` said true.
     /// Called on one of the engine's threads during its tick, once per tick, never at the same time as
     /// another call to this source, but possibly at the same time as calls to other sources.
-    func read(tick: Int, into hop: UnsafeMutableBufferPointer<Float>)
+    /// - Returns: Whether the hop holds audio; false for a silent tick (DTX, a pause), written as zeros.
+    func read(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> Bool
 }

@@ -15,10 +15,14 @@ import SpeakerBase
 /// (`OpusPacketDecoder.decodeFEC`), else concealed by libopus (`OpusPacketDecoder.concealLoss`) for up to
 /// `maximumConcealment`.
 ///
-/// A `HopSource`: a `RoomRunner` or the server's media loop pulls it once per tick.
+/// A `ConcurrentHopSource`: in decode mode the engine reads it (jitter buffer and decoding) on the worker
+/// thread that analyses its stream, so that decoding spreads over the engine's workers; in level-only mode
+/// the runner pulls it. `hasHop(tick:)` moves the room's shared playout clock, on the runner's thread; `read`
+/// then only reads the clock, which nothing moves during the engine's tick.
 ///
-/// After `init`, `insert` and `pull` allocate nothing. Not thread-safe: one receiver thread owns it.
-public final class RTPStreamReceiver: HopSource {
+/// After `init`, `insert`, `pull` and `read` allocate nothing. Not thread-safe: the thread that runs the ticks
+/// owns it, lending it to one engine worker at a time during a tick.
+public final class RTPStreamReceiver: ConcurrentHopSource {
     /// How packets are used.
     public enum Mode: String, Sendable, CaseIterable {
         /// Decode the Opus payload; the engine's VAD sees the audio.
@@ -149,10 +153,33 @@ public final class RTPStreamReceiver: HopSource {
     /// - Returns: `.audio` (decode mode), `.level` (level-only mode) or `.silence`.
     /// - Complexity: O(samples decoded). Allocates nothing.
     public func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> Output {
-        let now = tick * AnalysisFormat.hopSize, end = now + AnalysisFormat.hopSize
-        precondition(buffer.decidedUntil >= now, "pull is called once per tick, in order")
+        _ = hasHop(tick: tick)
+        return decide(tick: tick, into: hop)
+    }
+
+    /// Decode mode: the engine may read the stream on a worker thread. Its decoder and buffer are its own;
+    /// the room's clock is only read there.
+    public var readsConcurrently: Bool { mode == .decode }
+
+    /// Moves the room's playout clock to tick `tick` (on the runner's thread). Always true: a stream ends
+    /// when its owner removes it.
+    public func hasHop(tick: Int) -> Bool {
+        let now = tick * AnalysisFormat.hopSize
+        precondition(buffer.decidedUntil >= now, "a tick is played once, in order")
         receivingTick = tick + 1
         buffer.clock.update(now: now)
+        return true
+    }
+
+    /// Plays tick `tick` after `hasHop(tick:)`: decodes, recovers or conceals what it covers.
+    /// - Returns: Whether the hop holds audio (false: silence, written as zeros).
+    public func read(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> Bool {
+        decide(tick: tick, into: hop) == .audio
+    }
+
+    /// Plays tick `tick` from the buffer: the pull after the clock has moved.
+    private func decide(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> Output {
+        let now = tick * AnalysisFormat.hopSize, end = now + AnalysisFormat.hopSize
         while buffer.decidedUntil < end {
             let position = buffer.decidedUntil
             switch buffer.next(end: end, lastDuration: lastDuration) {

@@ -1,6 +1,7 @@
 import Foundation
 import SpeakerCore
 import SpeakerIO
+import SpeakerMedia
 import SpeakerRTP
 
 /// `activespeaker listen`: who is speaking now, from RTP/Opus streams on UDP.
@@ -208,59 +209,51 @@ struct ListenCommand: Command {
         if let refusal = scheduling.refusal { Console.error("the loop runs at normal priority: \(refusal)") }
         StopRequest.install()
         let cpuAtStart = Self.cpuSeconds()
-        let datagram = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
-        defer { datagram.deallocate() }
         var malformed: [RTPMalformation: Int] = [:]
-        var packets = 0, ignored = 0
-        var ticker = PacedTicker()
-        ticker.start()
-        let startTime = ticker.startTime
-        // Sample 0 of the playout clock on the wall clock, where sender reports' times are placed.
-        room.clock.wallClockAtZero = RTCPSenderReport.unixTimeNow() - Double(PacedTicker.uptimeNanoseconds() - startTime) / 1e9
-        var senderReports = 0
-
-        /// Takes in every datagram that has arrived; false once a stop is requested.
-        func drain() throws(CommandError) -> Bool {
-            for socket in sockets {
-                while let count = socket.receive(into: datagram) {
-                    let bytes = UnsafeRawBufferPointer(rebasing: datagram[..<count])
-                    if RTPPacket.isRTCP(bytes) {
-                        if let report = RTCPSenderReport.parse(bytes), room.receive(report) {
-                            senderReports += 1
-                        } else {
-                            ignored += 1
-                        }
-                        continue
+        var packets = 0, ignored = 0, senderReports = 0
+        // The first error writing the output stops the loop, and is thrown after it.
+        var failure: CommandError?
+        room.runner.start()
+        room.runner.run(
+            on: sockets,
+            until: { failure != nil || StopRequest.isRequested || durationTicks.map { room.ticks >= $0 } ?? false },
+            beforeTick: {},
+            receive: { bytes, _ in
+                if RTPPacket.isRTCP(bytes) {
+                    if let report = RTCPSenderReport.parse(bytes), room.runner.receive(report) {
+                        senderReports += 1
+                    } else {
+                        ignored += 1
                     }
-                    switch RTPPacket.parse(bytes, audioLevelID: audioLevelID) {
-                    case .malformed(let reason):
-                        malformed[reason, default: 0] += 1
-                    case .packet(let packet):
-                        if let payloadType, packet.payloadType != payloadType {
-                            ignored += 1
-                            continue
-                        }
-                        packets += 1
-                        let name = names[packet.ssrc] ?? "ssrc-" + Self.hex(packet.ssrc)
-                        let arrival = Int((PacedTicker.uptimeNanoseconds() - startTime) / 62_500)  // 16 kHz samples
-                        if try room.receive(packet, datagram: bytes, name: name, arrival: arrival) == .invalidPayload {
+                    return
+                }
+                switch RTPPacket.parse(bytes, audioLevelID: audioLevelID) {
+                case .malformed(let reason):
+                    malformed[reason, default: 0] += 1
+                case .packet(let packet):
+                    if let payloadType, packet.payloadType != payloadType {
+                        ignored += 1
+                        return
+                    }
+                    packets += 1
+                    let name = names[packet.ssrc] ?? "ssrc-" + Self.hex(packet.ssrc)
+                    do throws(CommandError) {
+                        if try room.receive(packet, datagram: bytes, name: name) == .invalidPayload {
                             malformed[.invalidOpus, default: 0] += 1
                         }
+                    } catch {
+                        failure = error
                     }
                 }
-            }
-            return !StopRequest.isRequested
-        }
-        func waitForDatagrams(seconds: Double) throws(CommandError) {
-            _ = UDPSocket.wait(sockets, timeout: seconds)
-        }
-
-        while !StopRequest.isRequested, durationTicks.map({ room.ticks < $0 }) ?? true {
-            // Receive until the end of the current tick's 10 ms, then decide it.
-            try ticker.waitUntilDue(drain: drain, sleep: waitForDatagrams)
-            try room.tick()
-            ticker.advance()
-        }
+            },
+            ticked: { _, _ in
+                do throws(CommandError) {
+                    try room.ticked()
+                } catch {
+                    failure = error
+                }
+            })
+        if let failure { throw failure }
         try room.finish()
         if stats {
             var reasons = JSONLine()
@@ -354,27 +347,25 @@ struct ListenCommand: Command {
     }
 }
 
-/// The streams of `listen` and the room that decides for them: each SSRC's jitter buffer is a source of a
-/// `RoomRunner`, decoded audio (decode mode) or the packets' RFC 6464 levels as level streams (level-only
-/// mode); this adds the SSRC bookkeeping, the removal of streams that stopped sending, and the output.
+/// The streams of `listen`, one room of an `RTPRoomRunner`: each SSRC is a stream, decoded (decode mode)
+/// or heard by its RFC 6464 levels (level-only mode); this adds what `listen` alone does: streams added on
+/// their first packet and removed when they stop sending, counters per name, and the output.
 ///
 /// A stream is removed once it has had no packet accepted for the timeout; its SSRC sending again makes
-/// it a new source of the runner, with a fresh jitter buffer and the same name.
+/// it a new stream, with a fresh jitter buffer and the same name.
 final class ListenRoom {
     let output: LiveOutput
-    private let mode: RTPStreamReceiver.Mode
-    private let jitter: JitterBufferConfiguration
-    private let runner: RoomRunner
-    /// The playout clock all the room's jitter buffers share.
-    let clock: PlayoutClock
+    /// The room and its streams, by the output's stream index.
+    let runner: RTPRoomRunner<String, Int>
+    private static let room = "listen"
     private var streams: ListenStreams
-    /// The receivers of the present streams, by source index of the runner.
-    private var receivers: [Int: RTPStreamReceiver] = [:]
     /// Per stream name, in the order the names first appeared: the counters of its removed receivers (a
     /// present receiver's are added when asked) and how many times it was removed.
     private var pastTotals: [(name: String, statistics: RTPStreamStatistics, removals: Int)] = []
     /// The position of each name in `pastTotals`.
     private var positionOfName: [String: Int] = [:]
+    /// The indexes of the streams whose receivers are in the runner, ascending.
+    private var receiving: [Int] = []
 
     /// - Parameters:
     ///   - streamTimeoutTicks: Ticks without an accepted packet after which a stream is removed; at least 1.
@@ -382,55 +373,46 @@ final class ListenRoom {
         mode: RTPStreamReceiver.Mode, configuration: EngineConfiguration, jitter: JitterBufferConfiguration,
         streamTimeoutTicks: Int, output: LiveOutput
     ) throws {
-        self.mode = mode
-        self.jitter = jitter
         self.output = output
         streams = ListenStreams(timeout: streamTimeoutTicks)
-        clock = PlayoutClock(configuration: jitter)
-        runner = try RoomRunner(configuration: configuration, roomName: "listen")
+        runner = try RTPRoomRunner(configuration: configuration)
+        runner.addRoom(Self.room, mode: mode == .levels ? .levels : .decode, jitter: jitter)
     }
 
     /// Ticks done.
     var ticks: Int { runner.ticks }
 
+    /// The playout clock the streams share.
+    var clock: PlayoutClock { runner.clock(of: Self.room)! }
+
     /// Statistics per stream name, in the order the names first appeared: the RTP counters summed over
     /// every time its SSRC was a stream, and how many times it was removed for silence.
     var streamStatistics: [(name: String, statistics: RTPStreamStatistics, removals: Int)] {
         var totals = pastTotals
-        for (index, receiver) in receivers { totals[positionOfName[output.names[index]]!].statistics.add(receiver.statistics) }
+        for index in receiving {
+            totals[positionOfName[output.names[index]]!].statistics.add(runner.receiver(of: index)!.statistics)
+        }
         return totals
     }
 
     /// Whether the present stream of `name` is placed by its sender reports.
     func usesSenderReports(_ name: String) -> Bool {
-        receivers.contains { output.names[$0.key] == name && $0.value.usesSenderReports }
-    }
-
-    /// Hands a sender report to its stream; false if its SSRC is no stream now (or the report is unusable).
-    func receive(_ report: RTCPSenderReport) -> Bool {
-        guard let index = streams.index(of: report.ssrc), let receiver = receivers[index] else { return false }
-        return receiver.receive(report)
+        receiving.contains { output.names[$0] == name && runner.receiver(of: $0)!.usesSenderReports }
     }
 
     /// Takes a packet in, adding its stream on its first packet (or its first since its removal).
-    /// - Parameter arrival: When it arrived, in 16 kHz samples of the playout clock.
-    func receive(
-        _ packet: RTPPacket, datagram: UnsafeRawBufferPointer, name: String, arrival: Int
-    ) throws(CommandError) -> RTPStreamReceiver.Insertion {
+    func receive(_ packet: RTPPacket, datagram: UnsafeRawBufferPointer, name: String) throws(CommandError) -> RTPStreamReceiver.Insertion {
         let index: Int
-        if let known = streams.index(of: packet.ssrc) {
+        if let known = runner.stream(ofSSRC: packet.ssrc) {
             index = known
         } else {
-            let receiver: RTPStreamReceiver
+            index = output.addStream(name)
             do {
-                receiver = try RTPStreamReceiver(ssrc: packet.ssrc, mode: mode, configuration: jitter, startTick: ticks, clock: clock)
+                try runner.addStream(index, ssrc: packet.ssrc, in: Self.room, name: name)
             } catch {
                 throw .failure("\(error)")
             }
-            index = runner.add(receiver, name: name, levels: mode == .levels)
-            receivers[index] = receiver
-            let line = output.addStream(name)
-            precondition(line == index, "the output lists the streams in the runner's order")
+            receiving.append(index)
             streams.add(ssrc: packet.ssrc, index: index, tick: ticks)
             if positionOfName[name] == nil {
                 positionOfName[name] = pastTotals.count
@@ -439,19 +421,18 @@ final class ListenRoom {
             try output.streamAdded(
                 time: Double(ticks) / 100, stream: index, details: [("ssrc", .text("0x" + ListenCommand.hex(packet.ssrc)))])
         }
-        let insertion = receivers[index]!.insert(packet, datagram: datagram, arrival: arrival)
+        let insertion = runner.insert(packet, datagram: datagram, into: index)!
         if insertion == .accepted { streams.accepted(ssrc: packet.ssrc, tick: ticks) }
         return insertion
     }
 
-    /// Plays one tick of every stream and decides it, then removes the streams that have timed out. A
-    /// stream with nothing to play this tick gets nothing, which the engine treats as silence.
-    func tick() throws(CommandError) {
-        runner.tick()
+    /// After each tick: its events, the removal of the streams that have timed out, the levels. A stream
+    /// with nothing to play in a tick got nothing, which the engine treats as silence.
+    func ticked() throws(CommandError) {
         try writeEvents()
         try removeTimedOutStreams()
         try output.endTick(time: Double(ticks) / 100) { index in
-            guard let level = self.runner.level(of: index) else { preconditionFailure("the output lists only present streams") }
+            guard let level = self.runner.rooms.level(of: index) else { preconditionFailure("the output lists only present streams") }
             return level
         }
     }
@@ -468,11 +449,10 @@ final class ListenRoom {
         let timedOut = streams.removeTimedOut(at: ticks)
         guard !timedOut.isEmpty else { return }
         for stream in timedOut {
-            let receiver = receivers.removeValue(forKey: stream.index)!
             let position = positionOfName[output.names[stream.index]]!
-            pastTotals[position].statistics.add(receiver.statistics)
+            pastTotals[position].statistics.add(runner.removeStream(stream.index)!)
             pastTotals[position].removals += 1
-            runner.remove(stream.index)
+            receiving.removeAll { $0 == stream.index }
             try output.streamRemoved(
                 time: Double(ticks) / 100, stream: stream.index,
                 details: [

@@ -1,5 +1,6 @@
 import Foundation
 import SpeakerCore
+import SpeakerMedia
 import Synchronization
 
 /// What `live` and `listen` write while they run: events as JSON Lines (the `detect` schema plus
@@ -67,6 +68,19 @@ final class LiveOutput {
             case .speech(let stream, let active, let time, let since):
                 try speech(stream: stream, active: active, time: time, since: since)
             case .dominant(let stream, let time):
+                try dominant(stream: stream, time: time)
+            }
+        } }
+    }
+
+    /// Writes every event of the room runner made since the last call, its streams named by this output's
+    /// indexes.
+    func writeEvents<Room>(of runner: RTPRoomRunner<Room, Int>) throws(CommandError) {
+        try CommandError.rethrowing { try runner.consumeEvents { event in
+            switch event {
+            case .speech(_, let stream, let active, let time, let since):
+                try speech(stream: stream, active: active, time: time, since: since)
+            case .dominant(_, let stream, let time):
                 try dominant(stream: stream, time: time)
             }
         } }

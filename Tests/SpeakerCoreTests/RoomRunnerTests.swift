@@ -49,23 +49,24 @@ final class ConcurrentSignalHops: ConcurrentHopSource {
 
     func hasHop(tick: Int) -> Bool { tick < endTick }
 
-    func read(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) {
+    /// True when the tick is inside the samples (silence past them).
+    func read(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> Bool {
         readers[tick] = pthread_self()
         let start = tick * AnalysisFormat.hopSize
         guard start + AnalysisFormat.hopSize <= samples.count else {
             hop.update(repeating: 0)
-            return
+            return false
         }
         samples.withUnsafeBufferPointer { samples in
             _ = hop.update(fromContentsOf: UnsafeBufferPointer(rebasing: samples[start..<start + AnalysisFormat.hopSize]))
         }
+        return true
     }
 
     func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> HopPull {
         pulls += 1
         guard hasHop(tick: tick) else { return .ended }
-        read(tick: tick, into: hop)
-        return .audio
+        return read(tick: tick, into: hop) ? .audio : .silence
     }
 }
 

@@ -216,6 +216,18 @@ public final class Engine {
         channel.source = source
     }
 
+    /// Calls `body` with the hop the last tick analysed for an audio stream, if it held audio (submitted, or
+    /// read from its source with audio in it); not for a silent tick or a level stream. Between ticks only:
+    /// the next `submit` or tick replaces it. Real-time safe.
+    /// - Parameter body: Gets `AnalysisFormat.hopSize` samples, valid during the call.
+    public func withHeardHop(of stream: StreamID, _ body: (UnsafeBufferPointer<Float>) throws -> Void) rethrows {
+        confinement.enter("withHeardHop")
+        defer { confinement.leave() }
+        let channel = channel(stream)
+        guard channel.heard, !channel.carriesLevels, !channel.hasPending else { return }
+        try channel.pending.withUnsafeBufferPointer { try body($0) }
+    }
+
     /// Gives a level stream its level for the next tick. A level stream without a level in a tick is
     /// silent (127), as a sender in DTX sends nothing. Real-time safe.
     /// - Parameters:
@@ -456,9 +468,12 @@ public final class Engine {
         channel.talker.history.prefetchNextSlot()
         if let source = channel.source {
             let tick = ticks
-            channel.pending.withUnsafeMutableBufferPointer { source.read(tick: tick, into: $0) }
+            channel.heard = channel.pending.withUnsafeMutableBufferPointer { source.read(tick: tick, into: $0) }
         } else if !channel.hasPending {
             channel.pending.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+            channel.heard = false
+        } else {
+            channel.heard = true
         }
         channel.hasPending = false
         let features = channel.pending.withUnsafeBufferPointer { hop in

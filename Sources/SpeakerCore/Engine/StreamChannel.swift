@@ -19,6 +19,9 @@ final class StreamChannel {
     /// The hop submitted for the next tick.
     @exclusivity(unchecked) var pending: [Float]
     @exclusivity(unchecked) var hasPending = false
+    /// Whether the hop the last tick analysed held audio (submitted, or read with audio in it); `pending`
+    /// still holds it until the next submit.
+    @exclusivity(unchecked) var heard = false
     /// Where the stream's worker reads each hop during the tick, instead of `pending` being submitted
     /// (`Engine.attach(_:to:)`); nil for a stream fed by `submit`.
     @exclusivity(unchecked) var source: (any ConcurrentHopSource)?

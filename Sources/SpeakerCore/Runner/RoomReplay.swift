@@ -193,18 +193,19 @@ private final class ReplayArrayHops: ConcurrentHopSource {
 
     func hasHop(tick: Int) -> Bool { tick * AnalysisFormat.hopSize < samples.count }
 
-    func read(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) {
+    func read(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> Bool {
         let start = tick * AnalysisFormat.hopSize
         samples.withUnsafeBufferPointer { samples in
             let end = min(start + AnalysisFormat.hopSize, samples.count)
             _ = hop.update(fromContentsOf: UnsafeBufferPointer(rebasing: samples[start..<end]))
             hop[(end - start)...].update(repeating: 0)
         }
+        return true
     }
 
     func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> HopPull {
         guard hasHop(tick: tick) else { return .ended }
-        read(tick: tick, into: hop)
+        _ = read(tick: tick, into: hop)
         return .audio
     }
 }
@@ -228,7 +229,7 @@ private final class ReplaySourceHops: ConcurrentHopSource {
 
     func hasHop(tick: Int) -> Bool { tick < hopCount }
 
-    func read(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) {
+    func read(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> Bool {
         var count = 0
         if !failure.hasFailed {
             do {
@@ -238,11 +239,12 @@ private final class ReplaySourceHops: ConcurrentHopSource {
             }
         }
         hop[count...].update(repeating: 0)
+        return true
     }
 
     func pull(tick: Int, into hop: UnsafeMutableBufferPointer<Float>) -> HopPull {
         guard hasHop(tick: tick) else { return .ended }
-        read(tick: tick, into: hop)
+        _ = read(tick: tick, into: hop)
         return .audio
     }
 }
