@@ -2,6 +2,7 @@ import CallProtocol
 import Foundation
 import SpeakerCore
 import SpeakerIO
+import SpeakerMedia
 import SpeakerRTP
 import Synchronization
 
@@ -84,9 +85,10 @@ public struct TickTimes: Sendable, Equatable {
     public init() {}
 }
 
-/// The media plane: one UDP socket for all RTP, the jitter buffers and Opus decoders of the publishers,
-/// forwarding, the engine deciding each room's dominant speaker every 10 ms, and the mixes of WebRTC
-/// members (`WebRTCMix`, from the same decoded hops).
+/// The server's media plane: one UDP socket for all RTP, admission (bound publishers, budgets), forwarding,
+/// the mixes of WebRTC members (`WebRTCMix`, from the decoded hops), recording and levels, on an
+/// `RTPRoomRunner` (the paced loop, the publishers' jitter buffers and decoders, the engine deciding each
+/// room's dominant speaker every 10 ms), keyed by room and participant.
 ///
 /// Runs on its own thread. Everything inside is owned by that thread (debug builds check it:
 /// `ConfinementCheck`); the only shared things are the
@@ -109,12 +111,12 @@ public struct TickTimes: Sendable, Equatable {
 /// Nor does it forward one room's audio into another member's WebRTC relay: a relay's socket (`bind`)
 /// is its member's alone, so a member that named it, before or after, has no receiver (`refusedReceivers`).
 final class MediaLoop: @unchecked Sendable {
-    // @unchecked Sendable: `engine`, `rooms`, `members`, the indexes and the buffers are touched only by
+    // @unchecked Sendable: `runner`, `rooms`, `members`, the indexes and the buffers are touched only by
     // the loop's thread (after `start`); other threads use only `post`, `statistics`, `tickCount` and
     // `stop`, which lock or are atomic.
 
-    /// A member's identity: a participant of a room.
-    private struct MemberKey: Hashable {
+    /// A member's identity: a participant of a room; the runner's id of its stream.
+    struct MemberKey: Hashable {
         var room: CallRoomID
         var participant: ParticipantID
     }
@@ -129,8 +131,8 @@ final class MediaLoop: @unchecked Sendable {
         /// The receiver is a WebRTC relay's socket (`bind`): no other member may have it.
         var relay = false
         var muted = false
-        var stream: StreamID?
-        var jitter: RTPStreamReceiver?
+        /// Its stream is in the runner (a bound publisher, once added).
+        var publishes = false
         /// The publisher's packet budget (only a bound sender spends it).
         var budget: RateBudget
         /// A WebRTC member's mix of the others (`bind`), sent instead of their forwarded packets.
@@ -138,10 +140,9 @@ final class MediaLoop: @unchecked Sendable {
     }
 
     private struct MediaRoom {
-        var engineRoom: RoomID
         var openedAtTick: Int
-        /// The playout clock the room's jitter buffers share: its publishers play aligned by capture time.
-        var clock: PlayoutClock
+        /// The engine hears the publishers' RFC 6464 levels; nothing is decoded, mixed or recorded.
+        var levelsOnly: Bool
         /// Indexes into `members` of this room's members, in the order they were added (`reindex`).
         var members: [Int] = []
     }
@@ -150,10 +151,11 @@ final class MediaLoop: @unchecked Sendable {
     /// The loop's thread owns everything below that is not locked or atomic: debug builds stop on a call of
     /// `applyCommands`, `route` or `runTick` while another thread is inside one.
     private let confinement = ConfinementCheck("MediaLoop")
-    private let engine: Engine
+    /// The paced loop, the publishers' jitter buffers and the engine, by room and member.
+    private let runner: RTPRoomRunner<CallRoomID, MemberKey>
     private let levelTicks: Int
     private let recordsAudio: Bool
-    /// Publishers' streams are their packets' RFC 6464 levels, not decoded audio (`serve --levels-only`).
+    /// Every room's publishers' streams are their packets' RFC 6464 levels, not decoded audio (`serve --levels-only`).
     private let levelsOnly: Bool
     private weak var delegate: (any MediaLoopDelegate)?
     private let commands = Mutex<[MediaCommand]>([])
@@ -174,12 +176,9 @@ final class MediaLoop: @unchecked Sendable {
     private var members: [Member] = []
     private var memberOfKey: [MemberKey: Int] = [:]
     private var memberOfSSRC: [SSRC: Int] = [:]
-    private var memberOfStream: [StreamID: Int] = [:]
-    private var roomOfEngineRoom: [RoomID: CallRoomID] = [:]
     private var counters = MediaStatistics()
-    /// The loop's 10 ms clock; its tick count is the loop's.
-    private var ticker = PacedTicker()
-    private var ticks: Int { ticker.ticks }
+    /// The loop's tick count.
+    private var ticks: Int { runner.ticks }
     /// Whether any member hears a mix; then each tick keeps every member's decoded hop in `hops`.
     private var mixing = false
     /// Each member's hop of this tick (`hopSize` samples at `index * hopSize`), and whether it has one.
@@ -187,21 +186,13 @@ final class MediaLoop: @unchecked Sendable {
     private var hopHeld: [Bool] = []
     private var mixHop = [Float](repeating: 0, count: AnalysisFormat.hopSize)
     private var roomSum = [Float](repeating: 0, count: AnalysisFormat.hopSize)
-    /// The receiver's wall clock (Unix seconds) at sample 0 of the playout clock (the loop's tick 0).
-    private var wallClockAtZero: Double?
     /// Losses of the jitter buffers of members removed so far.
     private var lostByRemoved = RTPStreamStatistics()
     /// Where datagrams reach `socket`: no receiver may be one of these, and none is taken from one.
     private var ownAddresses: UDPSocket.OwnAddresses
 
-    /// The most datagrams one tick takes from the socket: 204,800 a second, four times what 1,000
-    /// publishers send at 50 packets a second each.
-    static let datagramsPerTick = 2048
-    /// A tick that is due stops taking datagrams, but not before it has taken this many: a loop running
-    /// late after a stall still drains, tick by tick, what queued meanwhile (50 publishers send 25 a tick).
-    static let datagramsPerLateTick = 256
-    /// Past `datagramsPerLateTick`, the clock is read after every this many datagrams.
-    static let datagramsBetweenClockReads = 16
+    /// The most datagrams one tick takes from the socket (`RTPRoomRunner.datagramsPerTick`).
+    static var datagramsPerTick: Int { RTPRoomRunner<CallRoomID, MemberKey>.datagramsPerTick }
     /// The largest datagram accepted from a publisher: an Ethernet MTU. An Opus frame is at most 1,275
     /// bytes (RFC 6716), and WebRTC keeps RTP under about 1,200.
     static let maximumDatagramBytes = 1500
@@ -213,16 +204,18 @@ final class MediaLoop: @unchecked Sendable {
     /// - Parameters:
     ///   - socket: The bound socket to receive RTP on and forward from.
     ///   - levelInterval: Seconds between `audioLevels` reports.
-    ///   - levelsOnly: The engine hears each publisher's RFC 6464 levels, and nothing is decoded; then nothing can
-    ///     be recorded or mixed (`recordsAudio` must be false, and a member that `bind`s hears no mix).
+    ///   - levelsOnly: In every room the engine hears each publisher's RFC 6464 levels, and nothing is decoded;
+    ///     then nothing can be recorded or mixed (`recordsAudio` must be false, and a member that `bind`s hears
+    ///     no mix). A room opened level-only is so whatever this says.
+    ///   - workers: The engine's threads; the publishers' Opus decoding runs on them too.
     init(
         socket: UDPSocket, configuration: EngineConfiguration, levelInterval: Double, recordsAudio: Bool,
-        levelsOnly: Bool = false, delegate: any MediaLoopDelegate
+        levelsOnly: Bool = false, workers: Int = 1, delegate: any MediaLoopDelegate
     ) throws {
         precondition(!(levelsOnly && recordsAudio), "a level-only loop has no audio to record")
         self.socket = socket
         ownAddresses = socket.ownAddresses()
-        engine = try Engine(configuration: configuration)
+        runner = try RTPRoomRunner(configuration: configuration, workers: workers)
         levelTicks = max(1, Int((levelInterval * 100).rounded()))
         self.recordsAudio = recordsAudio
         self.levelsOnly = levelsOnly
@@ -289,61 +282,27 @@ final class MediaLoop: @unchecked Sendable {
     // MARK: The loop's thread
 
     private func run() {
-        let datagram = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
-        let hop = UnsafeMutableBufferPointer<Float>.allocate(capacity: AnalysisFormat.hopSize)
-        defer {
-            datagram.deallocate()
-            hop.deallocate()
-        }
         startClock()
-        var source = SocketAddress(host: "0.0.0.0", port: 0)!
-        while !stopFlag.load(ordering: .acquiring) {
-            applyCommands()
-            receive(into: datagram, from: &source)
-            runTick(hop)
-        }
+        runner.run(
+            on: [socket], until: { stopFlag.load(ordering: .acquiring) }, beforeTick: applyCommands,
+            receive: { bytes, source in route(bytes, from: source) },
+            hears: true, hearing: { key, hop in heard(hop, of: key) }, ticked: { began, late in ticked(began: began, late: late) })
     }
 
     /// Starts the 10 ms clock: tick 0 begins now. On the loop's thread (or, in tests, on the thread that
     /// plays it, calling `applyCommands`, `route` and `runTick` itself instead of `start`).
     func startClock() {
-        ticker.start()
-        startedAt.store(ticker.startTime, ordering: .releasing)
-        wallClockAtZero = RTCPSenderReport.unixTimeNow() - Double(PacedTicker.uptimeNanoseconds() - ticker.startTime) / 1e9
-        for room in rooms.values { room.clock.wallClockAtZero = wallClockAtZero }
+        runner.start()
+        startedAt.store(runner.ticker.startTime, ordering: .releasing)
     }
 
-    /// Runs the tick that is due now (late or not), with `hop` as its scratch buffer.
-    func runTick(_ hop: UnsafeMutableBufferPointer<Float>) {
+    /// Runs the tick that is due now (late or not): a test's step, as `run` does it.
+    func runTick() {
         confinement.enter("runTick")
         defer { confinement.leave() }
-        let began = ticker.now()
-        if ticker.isLate(began: began) { counters.lateTicks += 1 }
-        tick(hop, began: began)
-    }
-
-    /// Routes datagrams as they arrive until the current tick is due or the stop flag; after
-    /// `datagramsPerTick` of them, only waits for the tick to be due.
-    private func receive(into datagram: UnsafeMutableRawBufferPointer, from source: inout SocketAddress) {
-        var taken = 0
-        let ticker = self.ticker, due = ticker.due
-        ticker.waitUntilDue {
-            while taken < Self.datagramsPerTick, let count = socket.receive(into: datagram, from: &source) {
-                route(UnsafeRawBufferPointer(rebasing: datagram[..<count]), from: source)
-                taken += 1
-                if taken >= Self.datagramsPerLateTick, taken % Self.datagramsBetweenClockReads == 0, ticker.now() >= due {
-                    return false
-                }
-            }
-            return !stopFlag.load(ordering: .relaxed)
-        } sleep: { seconds in
-            if taken < Self.datagramsPerTick {
-                _ = UDPSocket.wait([socket], timeout: seconds)
-            } else {
-                // The budget is spent: the rest waits in the kernel until the next tick.
-                usleep(UInt32(seconds * 1e6))
-            }
-        }
+        let began = runner.ticker.now(), late = runner.ticker.isLate(began: began)
+        runner.tick { key, hop in heard(hop, of: key) }
+        ticked(began: began, late: late)
     }
 
     func applyCommands() {
@@ -359,20 +318,17 @@ final class MediaLoop: @unchecked Sendable {
 
     private func apply(_ command: MediaCommand) {
         switch command {
-        case .openRoom(let room):
+        case .openRoom(let room, let roomLevelsOnly):
             guard rooms[room] == nil else { return }
-            let engineRoom = engine.addRoom(name: room.rawValue)
-            let clock = PlayoutClock(configuration: JitterBufferConfiguration())
-            clock.wallClockAtZero = wallClockAtZero
-            rooms[room] = MediaRoom(engineRoom: engineRoom, openedAtTick: ticks, clock: clock)
-            roomOfEngineRoom[engineRoom] = room
+            let levels = levelsOnly || roomLevelsOnly
+            runner.addRoom(room, mode: levels ? .levels : .decode, name: room.rawValue)
+            rooms[room] = MediaRoom(openedAtTick: ticks, levelsOnly: levels)
             delegate?.roomOpened(room, tick: ticks)
         case .closeRoom(let room):
             // Last added first: the indexes of those not yet removed stay valid.
             for index in (rooms[room]?.members ?? []).reversed() { removeMember(at: index) }
-            if let closing = rooms.removeValue(forKey: room) {
-                roomOfEngineRoom[closing.engineRoom] = nil
-                engine.removeRoom(closing.engineRoom)
+            if rooms.removeValue(forKey: room) != nil {
+                runner.removeRoom(room)
                 delegate?.roomClosed(room, tick: ticks)
             }
         case .addMember(let room, let participant, let ssrc, let sender, let receiver):
@@ -388,7 +344,8 @@ final class MediaLoop: @unchecked Sendable {
                 member.receiver = nil
                 counters.refusedReceivers += 1
             }
-            if let ssrc, sender != nil { publish(&member, ssrc: ssrc, in: mediaRoom) }
+            _ = mediaRoom
+            if let ssrc, sender != nil { publish(&member, ssrc: ssrc) }
             members.append(member)
             reindex()
         case .bind(let room, let participant, let sender, let receiver, let mixSSRC):
@@ -403,9 +360,9 @@ final class MediaLoop: @unchecked Sendable {
                     counters.refusedReceivers += 1
                 }
             }
-            if let ssrc = members[index].ssrc, sender != nil, members[index].stream == nil { publish(&members[index], ssrc: ssrc, in: mediaRoom) }
+            if let ssrc = members[index].ssrc, sender != nil, !members[index].publishes { publish(&members[index], ssrc: ssrc) }
             // A WebRTC session hears the others mixed: its browser has one track from the server.
-            if members[index].receiver == nil || levelsOnly {
+            if members[index].receiver == nil || mediaRoom.levelsOnly {
                 members[index].mix = nil
             } else if members[index].mix == nil {
                 members[index].mix = try? WebRTCMix(ssrc: mixSSRC?.rawValue ?? UInt32.random(in: 1...UInt32.max))
@@ -430,29 +387,34 @@ final class MediaLoop: @unchecked Sendable {
         return address
     }
 
-    /// Gives a member that publishes its engine stream and jitter buffer.
-    private func publish(_ member: inout Member, ssrc: SSRC, in room: MediaRoom) {
-        let name = member.participant.rawValue
-        member.stream = levelsOnly ? engine.addLevelStream(name: name, room: room.engineRoom) : engine.addStream(name: name, room: room.engineRoom)
-        member.jitter = try? RTPStreamReceiver(
-            ssrc: ssrc.rawValue, mode: levelsOnly ? .levels : .decode, startTick: ticks, clock: room.clock)
+    /// Gives a member that publishes its stream in the runner: a jitter buffer on its room's clock.
+    private func publish(_ member: inout Member, ssrc: SSRC) {
+        let key = MemberKey(room: member.room, participant: member.participant)
+        // The registry gives each publisher its own SSRC; a second holder of one is refused here.
+        guard runner.stream(ofSSRC: ssrc.rawValue) == nil, !runner.rooms.contains(key) else { return }
+        do {
+            try runner.addStream(key, ssrc: ssrc.rawValue, in: member.room, name: member.participant.rawValue)
+            member.publishes = true
+        } catch {
+            // libopus could not make a decoder: the member is forwarded but not heard.
+        }
     }
 
     private func removeMember(at index: Int) {
-        if let jitter = members[index].jitter {
-            // Its losses stay in the totals.
-            lostByRemoved.concealed += jitter.statistics.concealed
-            lostByRemoved.recovered += jitter.statistics.recovered
-            lostByRemoved.silenced += jitter.statistics.silenced
-        }
-        if let stream = members[index].stream {
+        let member = members[index]
+        if member.publishes {
+            let key = MemberKey(room: member.room, participant: member.participant)
             // The engine's closing events come after the member is gone: end its recorded speech now.
-            if recordsAudio, engine.isSpeaking(stream), let room = rooms[members[index].room] {
+            if recordsAudio, runner.rooms.isSpeaking(key), let room = rooms[member.room] {
                 delegate?.speechChanged(
-                    room: members[index].room, participant: members[index].participant, active: false,
-                    time: Double(ticks - room.openedAtTick) / 100)
+                    room: member.room, participant: member.participant, active: false, time: Double(ticks - room.openedAtTick) / 100)
             }
-            _ = engine.removeStream(stream)
+            if let statistics = runner.removeStream(key) {
+                // Its losses stay in the totals.
+                lostByRemoved.concealed += statistics.concealed
+                lostByRemoved.recovered += statistics.recovered
+                lostByRemoved.silenced += statistics.silenced
+            }
         }
         members.remove(at: index)
         reindex()
@@ -463,7 +425,6 @@ final class MediaLoop: @unchecked Sendable {
     private func reindex() {
         memberOfKey.removeAll(keepingCapacity: true)
         memberOfSSRC.removeAll(keepingCapacity: true)
-        memberOfStream.removeAll(keepingCapacity: true)
         // In place (iterating `rooms.keys` while writing would copy the dictionary).
         var room = rooms.startIndex
         while room != rooms.endIndex {
@@ -475,7 +436,6 @@ final class MediaLoop: @unchecked Sendable {
             let key = MemberKey(room: member.room, participant: member.participant)
             if memberOfKey[key] == nil { memberOfKey[key] = index }
             if let ssrc = member.ssrc, member.source != nil { memberOfSSRC[ssrc] = index }
-            if let stream = member.stream { memberOfStream[stream] = index }
             rooms[member.room]?.members.append(index)
         }
         mixing = members.contains { $0.mix != nil }
@@ -507,7 +467,7 @@ final class MediaLoop: @unchecked Sendable {
                 counters.wrongSource += 1
                 return
             }
-            if members[index].jitter?.receive(report) == true { counters.senderReports += 1 }
+            if members[index].publishes, runner.receive(report) { counters.senderReports += 1 }
             return
         }
         guard case .packet(let packet) = RTPPacket.parse(bytes, audioLevelID: 1) else {
@@ -548,52 +508,44 @@ final class MediaLoop: @unchecked Sendable {
                 if socket.send(bytes, to: receiver) { counters.forwarded += 1 } else { counters.sendFailures += 1 }
             }
         }
-        // 16 kHz samples since tick 0 (62,500 ns each).
-        let arrival = arrival ?? Int((ticker.now() &- ticker.startTime) / 62_500)
-        _ = member.jitter?.insert(packet, datagram: bytes, arrival: arrival)
+        if member.publishes {
+            runner.insert(packet, datagram: bytes, into: MemberKey(room: member.room, participant: member.participant), arrival: arrival)
+        }
     }
 
-    private func tick(_ hop: UnsafeMutableBufferPointer<Float>, began: UInt64) {
-        for index in members.indices {
-            let member = members[index]
-            if mixing { hopHeld[index] = false }
-            guard let jitter = member.jitter, let stream = member.stream else { continue }
-            switch jitter.pull(tick: ticks, into: hop) {
-            case .level(let level):
-                engine.submitLevel(level, to: stream)
-            case .silence, .ended:
-                break
-            case .audio:
-                engine.submit(UnsafeBufferPointer(hop), to: stream)
-                if recordsAudio { delegate?.recordHop(room: member.room, participant: member.participant, hop: UnsafeBufferPointer(hop), tick: ticks) }
-                if mixing {
-                    let start = index * AnalysisFormat.hopSize
-                    for i in 0..<AnalysisFormat.hopSize { hops[start + i] = hop[i] }
-                    hopHeld[index] = true
-                }
-            }
+    /// A publisher's hop that held audio this tick, as the engine heard it: recorded, and kept for the mixes.
+    private func heard(_ hop: UnsafeBufferPointer<Float>, of key: MemberKey) {
+        guard recordsAudio || mixing else { return }
+        if recordsAudio { delegate?.recordHop(room: key.room, participant: key.participant, hop: hop, tick: ticks) }
+        if mixing, let index = memberOfKey[key] {
+            let start = index * AnalysisFormat.hopSize
+            for i in 0..<AnalysisFormat.hopSize { hops[start + i] = hop[i] }
+            hopHeld[index] = true
         }
-        if mixing { sendMixes() }
+    }
+
+    /// After the runner's tick (the hops heard): the mixes, the events, the levels, the tick's statistics.
+    private func ticked(began: UInt64, late: Bool) {
+        if late { counters.lateTicks += 1 }
+        if mixing {
+            sendMixes()
+            for index in hopHeld.indices { hopHeld[index] = false }
+        }
         if ticks % 100 == 0 { countLosses() }
-        engine.tick()
-        ticker.advance()
         publishedTicks.store(ticks, ordering: .releasing)
-        engine.consumeEvents { event in
+        runner.consumeEvents { event in
             switch event {
-            case .dominant(let engineRoom, let stream, let time):
-                guard let name = roomOfEngineRoom[engineRoom], let room = rooms[name] else { return }
-                var participant: ParticipantID?
-                if let stream, let index = memberOfStream[stream] { participant = members[index].participant }
-                delegate?.speakerChanged(room: name, participant: participant, time: time - Double(room.openedAtTick) / 100)
-            case .speech(let stream, let active, _, let since):
-                guard recordsAudio, let index = memberOfStream[stream], let room = rooms[members[index].room] else { return }
+            case .dominant(let name, let stream, let time):
+                guard let room = rooms[name] else { return }
+                delegate?.speakerChanged(room: name, participant: stream?.participant, time: time - Double(room.openedAtTick) / 100)
+            case .speech(let name, let stream, let active, _, let since):
+                guard recordsAudio, let room = rooms[name] else { return }
                 delegate?.speechChanged(
-                    room: members[index].room, participant: members[index].participant, active: active,
-                    time: since - Double(room.openedAtTick) / 100)
+                    room: name, participant: stream.participant, active: active, time: since - Double(room.openedAtTick) / 100)
             }
         }
         if ticks % levelTicks == 0 { reportLevels() }
-        noteWork(seconds: Double(ticker.now() - began) / 1e9)
+        noteWork(seconds: Double(runner.ticker.now() - began) / 1e9)
         let snapshot = counters
         statisticsBox.withLock { $0 = snapshot }
         delegate?.tickEnded(ticks: ticks)
@@ -602,8 +554,9 @@ final class MediaLoop: @unchecked Sendable {
     /// Adds up the jitter buffers' losses (once a second: O(members)).
     private func countLosses() {
         var concealed = lostByRemoved.concealed, recovered = lostByRemoved.recovered, silenced = lostByRemoved.silenced
-        for index in members.indices {
-            guard let statistics = members[index].jitter?.statistics else { continue }
+        for index in members.indices where members[index].publishes {
+            guard let statistics = runner.receiver(of: MemberKey(room: members[index].room, participant: members[index].participant))?.statistics
+            else { continue }
             concealed += statistics.concealed
             recovered += statistics.recovered
             silenced += statistics.silenced
@@ -708,10 +661,11 @@ final class MediaLoop: @unchecked Sendable {
             var speaking: [String] = []
             for index in room.members {
                 let member = members[index]
-                guard let stream = member.stream else { continue }
-                let level = member.muted ? -127 : max(-127, min(0, Double(engine.level(of: stream))))
+                let key = MemberKey(room: member.room, participant: member.participant)
+                guard member.publishes, let engineLevel = runner.rooms.level(of: key) else { continue }
+                let level = member.muted ? -127 : max(-127, min(0, Double(engineLevel)))
                 levels[member.participant.rawValue] = (level * 10).rounded() / 10
-                if !member.muted, engine.isSpeaking(stream) { speaking.append(member.participant.rawValue) }
+                if !member.muted, runner.rooms.isSpeaking(key) { speaking.append(member.participant.rawValue) }
             }
             guard !levels.isEmpty else { continue }
             delegate?.audioLevels(room: name, time: Double(ticks - room.openedAtTick) / 100, levels: levels, speaking: speaking)

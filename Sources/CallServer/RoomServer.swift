@@ -258,7 +258,7 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
         case .media(let command):
             media.post(command)
             switch command {
-            case .openRoom(let room): log(.roomOpened(room: room))
+            case .openRoom(let room, _): log(.roomOpened(room: room))
             case .closeRoom(let room): log(.roomClosed(room: room))
             case .addMember(let room, let participant, let ssrc, _, _):
                 log(.participantJoined(room: room, participant: participant, ssrc: ssrc))

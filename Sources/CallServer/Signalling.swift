@@ -32,8 +32,9 @@ enum WebRTCCommand: Equatable, Sendable {
 
 /// What the media loop must know of the rooms: who may send, from where, and who receives.
 enum MediaCommand: Equatable, Sendable {
-    /// A room appears: the engine gets a room for it.
-    case openRoom(room: CallRoomID)
+    /// A room appears: the engine gets a room for it. `levelsOnly`: its publishers' RFC 6464 levels are what
+    /// the engine hears, and nothing of it is decoded (as in every room of `serve --levels-only`).
+    case openRoom(room: CallRoomID, levelsOnly: Bool = false)
     /// A room goes: its streams and members go with it.
     case closeRoom(room: CallRoomID)
     /// A member that receives forwarded audio on `receiver` (nil: receives none), and, when

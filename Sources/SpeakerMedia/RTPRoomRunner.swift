@@ -188,9 +188,18 @@ public final class RTPRoomRunner<Room: Hashable, Stream: Hashable> {
     // MARK: Ticks
 
     /// Plays the current tick of every stream, runs the engine, and advances the clock.
-    /// - Parameter hearing: Each decoded stream's hop that held audio this tick, after the engine's tick.
     /// - Complexity: O(streams) plus the engine's tick and the decoding. Allocates nothing.
-    public func tick(hearing: ((Stream, UnsafeBufferPointer<Float>) -> Void)? = nil) {
+    public func tick() {
+        confinement.enter("tick")
+        defer { confinement.leave() }
+        rooms.tick()
+        ticker.advance()
+    }
+
+    /// `tick()`, handing `hearing` each decoded stream's hop that held audio this tick, after the engine's
+    /// tick and before the clock advances (`ticks` is the tick's index during the calls).
+    /// - Complexity: O(streams) plus the engine's tick and the decoding. Allocates nothing.
+    public func tick(hearing: (Stream, UnsafeBufferPointer<Float>) -> Void) {
         confinement.enter("tick")
         defer { confinement.leave() }
         rooms.tick(hearing: hearing)
@@ -211,7 +220,7 @@ public final class RTPRoomRunner<Room: Hashable, Stream: Hashable> {
     }
 
     /// The paced loop: until `stop` says so, `beforeTick`, then datagrams to `receive` until the tick is
-    /// due, then the tick (`hearing` as in `tick(hearing:)`), then `ticked` with when the tick began and
+    /// due, then the tick (`hearing` as in `tick(hearing:)`, when `hears`), then `ticked` with when the tick began and
     /// whether it began more than a tick after it was due (the events and outputs are the caller's there). Call after `start()`, on the thread that owns the runner.
     /// - Parameters:
     ///   - sockets: Where datagrams arrive.
@@ -221,7 +230,7 @@ public final class RTPRoomRunner<Room: Hashable, Stream: Hashable> {
     public func run(
         on sockets: [UDPSocket], until stop: () -> Bool, beforeTick: () -> Void,
         receive: (UnsafeRawBufferPointer, SocketAddress) -> Void,
-        hearing: ((Stream, UnsafeBufferPointer<Float>) -> Void)? = nil, ticked: (_ began: UInt64, _ late: Bool) -> Void
+        hears: Bool, hearing: (Stream, UnsafeBufferPointer<Float>) -> Void, ticked: (_ began: UInt64, _ late: Bool) -> Void
     ) {
         let datagram = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
         defer { datagram.deallocate() }
@@ -252,7 +261,7 @@ public final class RTPRoomRunner<Room: Hashable, Stream: Hashable> {
                 }
             }
             let began = self.ticker.now(), late = self.ticker.isLate(began: began)
-            tick(hearing: hearing)
+            if hears { tick(hearing: hearing) } else { tick() }
             ticked(began, late)
         }
     }

@@ -246,6 +246,7 @@ struct ListenCommand: Command {
                     }
                 }
             },
+            hears: false, hearing: { _, _ in },
             ticked: { _, _ in
                 do throws(CommandError) {
                     try room.ticked()

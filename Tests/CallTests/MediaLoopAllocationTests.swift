@@ -89,8 +89,6 @@ import TestSupport
         }
         let warmUpTicks = 600
         var allocations = 0
-        let hop = UnsafeMutableBufferPointer<Float>.allocate(capacity: AnalysisFormat.hopSize)
-        defer { hop.deallocate() }
         // This thread plays the loop's: commands, then per 10 ms tick the datagrams due, then the tick.
         loop.startClock()
         loop.applyCommands()
@@ -103,7 +101,7 @@ import TestSupport
                     }
                 }
             }
-            loop.runTick(hop)
+            loop.runTick()
             if tick >= warmUpTicks { allocations += allocation_counter_current_thread() - before }
         }
         return Run(

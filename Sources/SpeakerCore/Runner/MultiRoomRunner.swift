@@ -193,20 +193,34 @@ public final class MultiRoomRunner<Room: Hashable, Stream: Hashable> {
     // MARK: Ticks
 
     /// Pulls every present source for the next tick, in order, submits what it gives (a source that ended is
-    /// removed), runs one engine tick (which reads the attached sources), then hands `hearing` each audio
-    /// stream's hop that held audio this tick, as the engine analysed it (decoded on whichever thread read it).
-    /// - Parameters:
-    ///   - hearing: Called on this thread after the engine's tick, in the order the streams were added; the
-    ///     hop is valid during the call only.
-    ///   - ended: Called for each stream whose source ended this tick, with its final talk statistics, as it is removed.
+    /// removed), and runs one engine tick, which reads the attached sources.
     /// - Complexity: O(present sources) plus the engine's tick. Allocates nothing.
-    public func tick(
-        hearing: ((Stream, UnsafeBufferPointer<Float>) -> Void)? = nil, ended: ((Stream, TalkStatistics) -> Void)? = nil
+    public func tick() {
+        // No default-argument closures here: a debug build allocates a context for one on every call.
+        step(hears: false, hearing: { _, _ in }, ended: { _, _ in })
+    }
+
+    /// `tick()`, calling `ended` for each stream whose source ended this tick, with its final talk
+    /// statistics, as it is removed.
+    public func tick(ended: (Stream, TalkStatistics) -> Void) {
+        step(hears: false, hearing: { _, _ in }, ended: ended)
+    }
+
+    /// `tick()`, then hands `hearing` each audio stream's hop that held audio this tick, as the engine
+    /// analysed it (decoded on whichever thread read it).
+    /// - Parameter hearing: Called on this thread after the engine's tick, in the order the streams were added;
+    ///   the hop is valid during the call only.
+    /// - Complexity: O(present sources) plus the engine's tick. Allocates nothing.
+    public func tick(hearing: (Stream, UnsafeBufferPointer<Float>) -> Void) {
+        step(hears: true, hearing: hearing, ended: { _, _ in })
+    }
+
+    private func step(
+        hears: Bool, hearing: (Stream, UnsafeBufferPointer<Float>) -> Void, ended endedStream: (Stream, TalkStatistics) -> Void
     ) {
         confinement.enter("tick")
         defer { confinement.leave() }
         let tick = engine.ticks
-        let endedStream = ended
         var position = 0
         while position < entries.count {
             let entry = entries[position]
@@ -228,13 +242,13 @@ public final class MultiRoomRunner<Room: Hashable, Stream: Hashable> {
             if ended {
                 // The next stream moves into this position.
                 let statistics = remove(entry.key)!
-                endedStream?(entry.key, statistics)
+                endedStream(entry.key, statistics)
             } else {
                 position += 1
             }
         }
         engine.tick()
-        guard let hearing else { return }
+        guard hears else { return }
         position = 0
         while position < entries.count {
             let entry = entries[position]
@@ -273,6 +287,7 @@ public final class MultiRoomRunner<Room: Hashable, Stream: Hashable> {
 extension MultiRoomRunner {
     /// Forgets the ids of the streams and rooms removed before the events were consumed.
     private func forgetRetired() {
+        guard !retiredStreams.isEmpty || !retiredRooms.isEmpty else { return }
         var index = 0
         while index < retiredStreams.count {
             streamKeys[retiredStreams[index]] = nil
