@@ -65,14 +65,15 @@ struct HTTPAPI {
             if let cluster = server.cluster {
                 let record = try server.read { registry throws(CallError) in
                     _ = try registry.authorize(token, room: nil, moderator: true, now: epoch)
-                    return try registry.newRoom(id: body.roomId, maxParticipants: body.maxParticipants)
+                    return try registry.newRoom(id: body.roomId, maxParticipants: body.maxParticipants, levelsOnly: body.levelsOnly ?? false)
                 }
-                let node = try cluster.create(RoomRecord(roomId: record.id, maxParticipants: record.maxParticipants))
+                let node = try cluster.create(
+                    RoomRecord(roomId: record.id, maxParticipants: record.maxParticipants, levelsOnly: record.levelsOnly ? true : nil))
                 return .json(status: 201, JSON.text(RoomCreated(roomId: record.id, node: node)))
             }
             let id = try server.decide { registry throws(CallError) in
                 _ = try registry.authorize(token, room: nil, moderator: true, now: epoch)
-                return try registry.createRoom(id: body.roomId, maxParticipants: body.maxParticipants)
+                return try registry.createRoom(id: body.roomId, maxParticipants: body.maxParticipants, levelsOnly: body.levelsOnly ?? false)
             }
             return .json(status: 201, JSON.text(RoomCreated(roomId: id)))
         case .rooms:
@@ -234,6 +235,8 @@ private struct ErrorAnswer: Encodable {
 private struct RoomRequest: Decodable {
     var roomId: CallRoomID?
     var maxParticipants: Int?
+    /// The room's publishers are heard by their RFC 6464 levels; nothing of it is decoded (no browsers).
+    var levelsOnly: Bool?
 }
 
 /// `POST /v1/rooms/{id}/ingest` body.
@@ -256,12 +259,14 @@ private struct RoomSnapshot: Encodable {
     var maxParticipants: Int
     var participants: [ParticipantInfo]
     var speakerId: ParticipantID?
+    var levelsOnly: Bool
 
     init(_ room: RoomRegistry.Room) {
         roomId = room.id
         maxParticipants = room.maxParticipants
         participants = room.participants.map(\.info)
         speakerId = room.speaker
+        levelsOnly = room.levelsOnly
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -270,7 +275,8 @@ private struct RoomSnapshot: Encodable {
         try c.encode(maxParticipants, forKey: .maxParticipants)
         try c.encode(participants, forKey: .participants)
         try c.encode(speakerId, forKey: .speakerId)
+        try c.encode(levelsOnly, forKey: .levelsOnly)
     }
 
-    enum CodingKeys: String, CodingKey { case roomId, maxParticipants, participants, speakerId }
+    enum CodingKeys: String, CodingKey { case roomId, maxParticipants, participants, speakerId, levelsOnly }
 }

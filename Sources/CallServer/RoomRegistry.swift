@@ -32,6 +32,8 @@ struct RoomRegistry {
         /// The media loop hears levels only (`serve --levels-only`): it decodes nothing, so it has no mix to
         /// give a browser, and WebRTC offers are refused.
         var levelsOnly = false
+        /// Rooms are recorded (`serve --record`): a room cannot be created level-only (no audio to record).
+        var recording = false
     }
 
     /// A member of a room. A value: the registry changes it in place, in `rooms`, and nowhere else.
@@ -49,6 +51,9 @@ struct RoomRegistry {
     struct Room {
         let id: CallRoomID
         let maxParticipants: Int
+        /// The engine hears its publishers' RFC 6464 levels and nothing of it is decoded (`levelsOnly` at
+        /// creation, or every room of a level-only server): no mix for a browser, so no WebRTC.
+        var levelsOnly = false
         /// In joining order.
         var participants: [Participant] = []
         var speaker: ParticipantID?
@@ -109,23 +114,28 @@ struct RoomRegistry {
     // MARK: Rooms (HTTP API)
 
     /// Creates a room, with a generated id when none is given.
-    /// - Throws: `.malformedMessage` for a bad id or limit, `.joinState` if the id is taken.
-    mutating func createRoom(id requested: CallRoomID?, maxParticipants: Int?) throws(CallError) -> (CallRoomID, [Effect]) {
-        let room = try newRoom(id: requested, maxParticipants: maxParticipants)
+    /// - Parameter levelsOnly: The room's publishers are heard by their RFC 6464 levels, nothing decoded.
+    /// - Throws: `.malformedMessage` for a bad id or limit, or a level-only room on a recording server;
+    ///   `.joinState` if the id is taken.
+    mutating func createRoom(id requested: CallRoomID?, maxParticipants: Int?, levelsOnly: Bool = false) throws(CallError) -> (CallRoomID, [Effect]) {
+        let room = try newRoom(id: requested, maxParticipants: maxParticipants, levelsOnly: levelsOnly)
         guard rooms[room.id] == nil else { throw CallError(.joinState, "room \(room.id) already exists") }
         rooms[room.id] = room
-        return (room.id, [.media(.openRoom(room: room.id))])
+        return (room.id, [.media(.openRoom(room: room.id, levelsOnly: room.levelsOnly))])
     }
 
     /// A room to create (not added): the id checked, or generated when none is given, and the limit.
     /// - Throws: `.malformedMessage` for a bad id or limit, `.joinState` if the id is taken here.
-    func newRoom(id requested: CallRoomID?, maxParticipants: Int?) throws(CallError) -> Room {
+    func newRoom(id requested: CallRoomID?, maxParticipants: Int?, levelsOnly: Bool = false) throws(CallError) -> Room {
         let id = requested ?? newRoomID()
         guard AccessToken.isValidID(id.rawValue) else { throw CallError(.malformedMessage, "roomId must be \(AccessToken.idRule)") }
         guard rooms[id] == nil else { throw CallError(.joinState, "room \(id) already exists") }
         let limit = maxParticipants ?? settings.defaultMaxParticipants
         guard (1...1000).contains(limit) else { throw CallError(.malformedMessage, "maxParticipants must be 1-1000") }
-        return Room(id: id, maxParticipants: limit)
+        guard !(levelsOnly && settings.recording) else {
+            throw CallError(.malformedMessage, "this server records rooms (serve --record): a level-only room has no audio to record")
+        }
+        return Room(id: id, maxParticipants: limit, levelsOnly: levelsOnly || settings.levelsOnly)
     }
 
     /// Deletes a room: its members get error 4013 and are disconnected.
@@ -291,6 +301,10 @@ struct RoomRegistry {
             guard !settings.levelsOnly else {
                 return [.send(connection, .error(CallError(
                     .notAllowed, "this server hears levels only (serve --levels-only): a browser needs a mix of decoded audio")))]
+            }
+            guard !room.levelsOnly else {
+                return [.send(connection, .error(CallError(
+                    .notAllowed, "room \(roomID) hears levels only: a browser needs a mix of decoded audio")))]
             }
             guard state.webRTC == nil else {
                 return [.send(connection, .error(CallError(.joinState, "a WebRTC session is open already: renegotiation is not supported")))]

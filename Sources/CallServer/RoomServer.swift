@@ -46,6 +46,9 @@ public struct RoomServerConfiguration: Sendable {
     /// Then nothing can be recorded (`recordingDirectory` must be nil) and browsers' WebRTC offers are refused
     /// (a browser hears a mix of decoded audio).
     public var levelsOnly = false
+    /// The engine's threads for the media plane (`serve --media-workers`), 1-64: the rooms' analysis and
+    /// the publishers' Opus decoding are shared among them each tick; the media loop's thread is one of them.
+    public var mediaWorkers = 1
     /// How the media loop's thread is scheduled (`serve --media-priority`): `realtime` by default, so
     /// that a busy machine cannot make its 10 ms clock fall behind; `normal` where it was refused.
     public var mediaPriority = LoopPriority.realtime
@@ -117,10 +120,10 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
             clientTimeout: configuration.clientTimeout, rejoinBan: configuration.rejoinBan,
             messageRate: configuration.messageRate, byteRate: configuration.messageBytesPerSecond,
             clustered: configuration.cluster != nil, mediaHost: configuration.cluster?.advertiseHost,
-            levelsOnly: configuration.levelsOnly)))
+            levelsOnly: configuration.levelsOnly, recording: recorder != nil)))
         media = try MediaLoop(
             socket: rtpSocket, configuration: configuration.engine, levelInterval: configuration.levelInterval,
-            recordsAudio: recorder != nil, levelsOnly: configuration.levelsOnly, delegate: self)
+            recordsAudio: recorder != nil, levelsOnly: configuration.levelsOnly, workers: configuration.mediaWorkers, delegate: self)
         web = try WebServer(
             host: configuration.host, port: configuration.port, webSocketPaths: [Self.signallingPath],
             maximumConnectionsPerAddress: configuration.maxConnectionsPerAddress,
@@ -387,7 +390,8 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
     func openClaimed(_ record: RoomRecord) {
         _ = try? decide { registry throws(CallError) in
             guard registry.room(record.roomId) == nil else { return ((), []) }
-            let (_, effects) = try registry.createRoom(id: record.roomId, maxParticipants: record.maxParticipants)
+            let (_, effects) = try registry.createRoom(
+                id: record.roomId, maxParticipants: record.maxParticipants, levelsOnly: record.levelsOnly ?? false)
             return ((), effects)
         }
     }

@@ -72,6 +72,11 @@ struct ServeCommand: Command {
             Far less CPU per participant; no --record, no browsers (a browser
             hears a mix of decoded audio).
             """),
+        .value("media-workers", "N", help: """
+            Engine threads for the media plane, 1-64 (default 1): the rooms'
+            analysis and the publishers' Opus decoding are shared among them
+            every 10 ms; the media loop's thread is one of them.
+            """),
         .value("media-priority", "realtime|normal", help: """
             How the media loop's thread is scheduled (default realtime: SCHED_RR
             priority 10, so a busy machine cannot make its 10 ms clock fall
@@ -239,6 +244,10 @@ struct ServeCommand: Command {
         configuration.levelsOnly = options.has("levels-only")
         if configuration.levelsOnly, configuration.recordingDirectory != nil {
             throw .usage("--levels-only with --record: a level-only server has no audio to record")
+        }
+        if let text = options.value("media-workers") {
+            guard let workers = Int(text), (1...64).contains(workers) else { throw .usage("--media-workers \(text): expected 1-64") }
+            configuration.mediaWorkers = workers
         }
         configuration.engine = try options.engineConfiguration()
         duration = try options.value("duration").map { text throws(CommandError) in

@@ -57,15 +57,19 @@ import TestSupport
     /// socket and hearing the others mixed (or, in a level-only loop, which makes no mixes, forwarded).
     /// Counts the allocations of the second round's ticks: the first warms up (each path's first use
     /// instantiates runtime metadata, buffers reach their size).
-    static func run(levelsOnly: Bool) throws -> Run {
+    /// - Parameters:
+    ///   - levelsOnly: The server hears levels only (`serve --levels-only`).
+    ///   - roomLevelsOnly: The room is opened level-only (in a server that decodes).
+    ///   - workers: The engine's threads (`serve --media-workers`); counted are this thread's allocations.
+    static func run(levelsOnly: Bool, roomLevelsOnly: Bool = false, workers: Int = 1) throws -> Run {
         let delegate = Counting()
         // No level reports in the measured ticks (they build the `audio-levels` message's dictionary).
         let loop = try MediaLoop(
             socket: UDPSocket(address: "127.0.0.1:0"), configuration: EngineConfiguration(), levelInterval: 1000,
-            recordsAudio: false, levelsOnly: levelsOnly, delegate: delegate)
+            recordsAudio: false, levelsOnly: levelsOnly, workers: workers, delegate: delegate)
         let ears = try (0..<3).map { _ in try UDPSocket(address: "127.0.0.1:0") }
         func endpoint(_ socket: UDPSocket) -> MediaEndpoint { MediaEndpoint(host: "127.0.0.1", port: socket.port) }
-        loop.post(.openRoom(room: "room"))
+        loop.post(.openRoom(room: "room", levelsOnly: roomLevelsOnly))
         let names: [ParticipantID] = ["alice", "bob", "carol"]
         let sources = (0..<3).map { SocketAddress(host: "127.0.0.1", port: 41000 + $0)! }
         for index in 0..<2 {
@@ -128,5 +132,26 @@ import TestSupport
         #expect(run.statistics.forwarded + run.statistics.sendFailures == 2 * run.packets.reduce(0, +))
         #expect(run.speakerChanges >= 6, "the engine named each turn from the levels")
         #expect(run.allocations == 0, "allocations in 600 ticks after warm-up")
+    }
+
+    /// A room opened level-only in a server that decodes (`POST /v1/rooms` with `levelsOnly`): its turns named
+    /// from the levels, no mix made, nothing allocated.
+    @Test func aLevelOnlyRoomInADecodingServerNamesTheTurnsAndAllocatesNothing() throws {
+        let run = try Self.run(levelsOnly: false, roomLevelsOnly: true)
+        #expect(run.statistics.accepted == run.packets.reduce(0, +))
+        #expect(run.statistics.mixed == 0)
+        #expect(run.statistics.forwarded + run.statistics.sendFailures == 2 * run.packets.reduce(0, +))
+        #expect(run.speakerChanges >= 6, "the engine named each turn from the levels")
+        #expect(run.allocations == 0, "allocations in 600 ticks after warm-up")
+    }
+
+    /// Two engine workers (`serve --media-workers 2`): the publishers are decoded on the worker that analyses
+    /// the room, and the mix is made from the hops it decoded; the loop's own thread allocates nothing.
+    @Test func decodingOnTheEnginesWorkersNamesTheTurnsAndMixes() throws {
+        let run = try Self.run(levelsOnly: false, workers: 2)
+        #expect(run.statistics.accepted == run.packets.reduce(0, +))
+        #expect(run.statistics.mixed > 200)
+        #expect(run.speakerChanges >= 6, "the engine named each turn")
+        #expect(run.allocations == 0, "allocations on the loop's thread in 600 ticks after warm-up")
     }
 }

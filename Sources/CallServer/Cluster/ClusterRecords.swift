@@ -28,6 +28,8 @@ struct NodeRecord: Codable, Sendable, Hashable {
 struct RoomRecord: Codable, Sendable, Hashable {
     var roomId: CallRoomID
     var maxParticipants: Int
+    /// Created level-only (`POST /v1/rooms` with `levelsOnly`); absent: decoded.
+    var levelsOnly: Bool? = nil
 }
 
 /// A room as its host last published it (answers `GET /v1/rooms/{id}` and the room list on any node).

@@ -444,9 +444,13 @@ public final class Engine {
                 unowned(unsafe) let channel = channels[members[member]]!
                 // The next stream's state comes from memory while this one is analysed (at 1,024 streams
                 // it is rarely in cache): the next member, or the next room's first.
-                let next = member + 1 < members.count
-                    ? members[member + 1]
-                    : position < shard.rooms.count ? rooms[shard.rooms[position]]?.members.first : nil
+                // (Plain branches: `rooms[…]?.members.first` allocated once per tick in a debug build.)
+                var next: Int?
+                if member + 1 < members.count {
+                    next = members[member + 1]
+                } else if position < shard.rooms.count, let nextRoom = rooms[shard.rooms[position]], !nextRoom.members.isEmpty {
+                    next = nextRoom.members[0]
+                }
                 if let next {
                     unowned(unsafe) let stream = channels[next]!
                     stream.prefetch()

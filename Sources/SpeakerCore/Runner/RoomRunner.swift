@@ -120,7 +120,7 @@ public final class RoomRunner {
     /// removed), and runs one engine tick, which reads the attached sources.
     /// - Complexity: O(present sources) plus the engine's tick. Allocates nothing.
     public func tick() {
-        rooms.tick { index, statistics in lastStatistics[index] = statistics }
+        rooms.tick(ended: { index, statistics in lastStatistics[index] = statistics })
     }
 
     /// Removes every source still present, ending their utterances. Call after the last tick.
