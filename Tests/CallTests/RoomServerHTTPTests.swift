@@ -33,6 +33,32 @@ import Testing
         signal.close()
     }
 
+    /// `POST /v1/rooms` with `levelsOnly`: the room says so when read back, others do not; a recording server
+    /// answers 400 (a level-only room has no audio to record) and makes no room.
+    @Test func aRoomCanBeCreatedLevelOnly() throws {
+        let peer = PeerAddress(host: "127.0.0.1", port: 50000)
+        let authorization = ["authorization": "Bearer \(CallTestServer.adminToken())"]
+        func create(_ body: String, on server: RoomServer) -> HTTPResponse {
+            server.handle(HTTPRequest(method: "POST", path: "/v1/rooms", headers: authorization, body: Array(body.utf8)), from: peer)
+        }
+        func read(_ room: String, on server: RoomServer) -> String {
+            String(decoding: server.handle(HTTPRequest(method: "GET", path: "/v1/rooms/\(room)", headers: authorization), from: peer).body, as: UTF8.self)
+        }
+        let server = try CallTestServer.server()
+        defer { server.stop() }
+        #expect(create(#"{"roomId":"quiet","levelsOnly":true}"#, on: server).status == 201)
+        #expect(read("quiet", on: server).contains(#""levelsOnly":true"#), "\(read("quiet", on: server))")
+        #expect(read("room", on: server).contains(#""levelsOnly":false"#), "\(read("room", on: server))")
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("levels-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let recording = try CallTestServer.server(recordingDirectory: directory)
+        defer { recording.stop() }
+        let refused = create(#"{"roomId":"quiet","levelsOnly":true}"#, on: recording)
+        #expect(refused.status == 400, "\(String(decoding: refused.body, as: UTF8.self))")
+        #expect(read("quiet", on: recording).contains("4003"), "\(read("quiet", on: recording))")
+    }
+
     /// `POST /v1/rooms/room/ingest` for participant `lobby` from `source`, as a server-wide moderator.
     static func addIngest(source: String, to server: RoomServer) -> HTTPResponse {
         let request = HTTPRequest(

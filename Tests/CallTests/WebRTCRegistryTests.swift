@@ -77,6 +77,28 @@ import Testing
         #expect(base.registry.room("room")?.participants.map(\.info.id) == ["alice"])
     }
 
+    /// A room created level-only in a server that decodes: its media opens level-only, a browser's offer in it is
+    /// refused and the participant stays, while another room of the server takes offers; a recording server
+    /// refuses to create one.
+    @Test mutating func aLevelOnlyRoomRefusesOffersAndARecordingServerRefusesToCreateOne() throws {
+        base.registry = RoomRegistry(settings: RoomRegistry.Settings(secret: RoomRegistryTests.secret, rtp: RoomRegistryTests.rtp, clientTimeout: 10))
+        let (_, effects) = try base.registry.createRoom(id: "room", maxParticipants: 3, levelsOnly: true)
+        #expect(effects == [.media(.openRoom(room: "room", levelsOnly: true))])
+        #expect(base.registry.room("room")?.levelsOnly == true)
+        let refused = offer(1, "alice")
+        #expect(RoomRegistryTests.errorCode(refused, to: 1) == .notAllowed && !RoomRegistryTests.closes(refused, 1), "\(refused)")
+        #expect(!refused.contains { if case .webRTC = $0 { true } else { false } })
+        #expect(base.registry.room("room")?.participants.map(\.info.id) == ["alice"])
+        let (_, decoded) = try base.registry.createRoom(id: "decoded", maxParticipants: 3)
+        #expect(decoded == [.media(.openRoom(room: "decoded", levelsOnly: false))])
+
+        var recording = RoomRegistry(settings: RoomRegistry.Settings(
+            secret: RoomRegistryTests.secret, rtp: RoomRegistryTests.rtp, clientTimeout: 10, recording: true))
+        #expect(throws: CallError.self) { try recording.createRoom(id: "room", maxParticipants: 3, levelsOnly: true) }
+        #expect(recording.room("room") == nil)
+        _ = try recording.createRoom(id: "room", maxParticipants: 3)
+    }
+
     @Test mutating func offersAndCandidatesOutOfOrderAreRefusedAndTheRoomStays() {
         base.registry.opened(1, room: "room", peerHost: "127.0.0.1", now: 0)
         #expect(RoomRegistryTests.errorCode(send(1, .offer(sdp: Self.offer)), to: 1) == .joinState)
