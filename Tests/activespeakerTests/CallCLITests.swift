@@ -186,6 +186,10 @@ struct CallCLITests {
         #expect(badSecret.status == 64)
         let levelsRecorded = try CLI.run(["serve", "--levels-only", "--record", "/tmp/never-made"])
         #expect(levelsRecorded.status == 64 && levelsRecorded.stderr.contains("--levels-only with --record"), "\(levelsRecorded.stderr)")
+        for workers in ["0", "65", "two"] {
+            let badWorkers = try CLI.run(["serve", "--media-workers", workers])
+            #expect(badWorkers.status == 64 && badWorkers.stderr.contains("--media-workers \(workers): expected 1-64"), "\(badWorkers.stderr)")
+        }
     }
 }
 

@@ -30,6 +30,7 @@ other client must notice nothing (no `reconnecting`) and see its room's sequence
 Usage: tools/benchmarks/load_test.py [--rooms 10] [--clients 5] [--seconds 180] [--slot 4] [--nodes 1]
                           [--kill-after SECONDS] [--binary .build/release/activespeaker] [--json FILE]
                           [--config KEY=VALUE ...] [--record DIR] [--levels-only] [--media-priority realtime|normal]
+                          [--media-workers N]
 Loopback only; needs espeak-ng and sox (tools/install-deps.sh), and redis-server for --nodes.
 """
 import argparse, json, os, signal, socket, subprocess, sys, tempfile, time, urllib.request
@@ -146,6 +147,8 @@ def main():
                         help="serve --levels-only: the engine hears the packets' RFC 6464 levels, nothing is decoded")
     parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                         help="engine setting passed to every serve node (repeatable), e.g. vad.resumeGate=false")
+    parser.add_argument("--media-workers", type=int,
+                        help="serve --media-workers N for every node: engine threads, decoding included (default: serve's, 1)")
     parser.add_argument("--media-priority", choices=["realtime", "normal"],
                         help="serve --media-priority for every node (default: serve's, realtime)")
     parser.add_argument("--min-turns", type=int, default=None,
@@ -183,6 +186,7 @@ def main():
                 + [argument for setting in options.config for argument in ("--config", setting)]
                 + (["--media-priority", options.media_priority] if options.media_priority else [])
                 + (["--levels-only"] if options.levels_only else [])
+                + (["--media-workers", str(options.media_workers)] if options.media_workers else [])
                 + (["--record", os.path.join(options.record, f"n{node + 1}")] if options.record else []),
                 stdout=server_out, stderr=subprocess.DEVNULL))
             listening = wait_for_listening(server_out, time.time() + 20)
@@ -341,6 +345,7 @@ def main():
     summary = {
         "rooms": options.rooms, "clientsPerRoom": options.clients, "nodes": options.nodes, "seconds": round(wall, 1),
         "levelsOnly": options.levels_only,
+        "mediaWorkers": options.media_workers or 1,
         "serverCPUSeconds": round(server_cpu, 2),
         "serverCPUPerParticipantPercent": round(100 * server_cpu / wall / participants, 3),
         "serverCPUPercentOfOneCore": round(100 * server_cpu / wall, 1),
