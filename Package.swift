@@ -71,7 +71,7 @@ let package = Package(
         .target(name: "SpeakerFiles", dependencies: ["SpeakerIO", "CSndFile"]),
         // Sound devices (ALSA): capture, device lists and hot-plug, microphones, playback and its mixer.
         .target(name: "SpeakerDevices", dependencies: ["SpeakerIO", "CALSA"]),
-        // Labelled references and metrics (RTTM itself is in SpeakerCore, which recordings write too).
+        // Labelled references and metrics, RTTM (which call recordings write too), the baseline floor policies.
         .target(name: "SpeakerEval", dependencies: ["SpeakerCore"]),
         // JSON and dotted key=value overrides of the engine's settings, for the CLI and the benchmark.
         .target(name: "ConfigurationOverrides", dependencies: ["SpeakerCore"]),
@@ -81,7 +81,10 @@ let package = Package(
         .target(name: "CallTransport", dependencies: ["CWebSockets"]),
         .target(
             name: "CallServer",
-            dependencies: ["CallProtocol", "CallTransport", "CallWebRTC", "Redis", "SpeakerCore", "SpeakerIO", "SpeakerOpus", "SpeakerRTP", "SpeakerMedia"]),
+            dependencies: [
+                "CallProtocol", "CallTransport", "CallWebRTC", "Redis", "SpeakerCore", "SpeakerEval", "SpeakerIO", "SpeakerOpus",
+                "SpeakerRTP", "SpeakerMedia",
+            ]),
         .target(
             name: "CallClient",
             dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO", "SpeakerRTP", "SpeakerFiles", "SpeakerDevices"]),
@@ -97,7 +100,9 @@ let package = Package(
                 "ConfigurationOverrides", "CallProtocol", "CallServer", "CallClient", "Redis",
             ]),
         // Throughput benchmarks (release builds only): `swift run -c release Benchmarks --help`.
-        .executableTarget(name: "Benchmarks", dependencies: ["SpeakerCore", "SpeakerOpus", "SpeakerFiles", "ConfigurationOverrides"], path: "Benchmarks"),
+        .executableTarget(
+            name: "Benchmarks", dependencies: ["SpeakerCore", "SpeakerEval", "SpeakerOpus", "SpeakerFiles", "ConfigurationOverrides"],
+            path: "Benchmarks"),
 
         // Test-only: counts heap allocations per thread, to prove the hot path allocates nothing.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
@@ -107,7 +112,7 @@ let package = Package(
         .testTarget(
             name: "SpeakerIOTests",
             dependencies: ["SpeakerIO", "SpeakerOpus", "SpeakerRTP", "SpeakerFiles", "SpeakerDevices", "TestSupport", "CAllocationCounter"]),
-        .testTarget(name: "SpeakerEvalTests", dependencies: ["SpeakerEval", "SpeakerFiles", "TestSupport"]),
+        .testTarget(name: "SpeakerEvalTests", dependencies: ["SpeakerEval", "SpeakerCore", "SpeakerFiles", "TestSupport", "CAllocationCounter"]),
         .testTarget(name: "activespeakerTests", dependencies: ["SpeakerEval", "SpeakerIO", "SpeakerRTP", "SpeakerMedia", "SpeakerFiles", "TestSupport"]),
         .testTarget(name: "CallProtocolTests", dependencies: ["CallProtocol", "TestSupport"]),
         .testTarget(name: "CallTransportTests", dependencies: ["CallTransport", "TestSupport"]),

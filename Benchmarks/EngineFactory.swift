@@ -1,11 +1,12 @@
 import SpeakerCore
+import SpeakerEval
 
 /// Makes the engines the scenarios measure (the engine's default configuration unless `--config`
 /// says otherwise).
 enum EngineFactory {
     /// An engine whose rooms are shared among `workers` threads.
     static func make(workers: Int = 1, configuration: EngineConfiguration) throws -> Engine {
-        try Engine(configuration: configuration, workers: workers)
+        try Engine(configuration: configuration, workers: workers, policies: .withBaselines)
     }
 
     /// Adds `streams` streams in rooms of `roomSize` (the last room may be smaller), named `s<n>` in `r<n>`.

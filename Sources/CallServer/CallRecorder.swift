@@ -1,6 +1,7 @@
 import CallProtocol
 import Foundation
 import SpeakerCore
+import SpeakerEval
 import SpeakerOpus
 import Synchronization
 

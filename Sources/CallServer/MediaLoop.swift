@@ -208,14 +208,15 @@ final class MediaLoop: @unchecked Sendable {
     ///     then nothing can be recorded or mixed (`recordsAudio` must be false, and a member that `bind`s hears
     ///     no mix). A room opened level-only is so whatever this says.
     ///   - workers: The engine's threads; the publishers' Opus decoding runs on them too.
+    ///   - policies: The floor policies the configuration may name.
     init(
         socket: UDPSocket, configuration: EngineConfiguration, levelInterval: Double, recordsAudio: Bool,
-        levelsOnly: Bool = false, workers: Int = 1, delegate: any MediaLoopDelegate
+        levelsOnly: Bool = false, workers: Int = 1, policies: FloorPolicies = .standard, delegate: any MediaLoopDelegate
     ) throws {
         precondition(!(levelsOnly && recordsAudio), "a level-only loop has no audio to record")
         self.socket = socket
         ownAddresses = socket.ownAddresses()
-        runner = try RTPRoomRunner(configuration: configuration, workers: workers)
+        runner = try RTPRoomRunner(configuration: configuration, workers: workers, policies: policies)
         levelTicks = max(1, Int((levelInterval * 100).rounded()))
         self.recordsAudio = recordsAudio
         self.levelsOnly = levelsOnly

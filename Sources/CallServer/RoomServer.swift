@@ -49,6 +49,9 @@ public struct RoomServerConfiguration: Sendable {
     /// The engine's threads for the media plane (`serve --media-workers`), 1-64: the rooms' analysis and
     /// the publishers' Opus decoding are shared among them each tick; the media loop's thread is one of them.
     public var mediaWorkers = 1
+    /// The floor policies `engine.selection.policy` may name: ours alone by default (`serve` adds
+    /// SpeakerEval's baselines, `FloorPolicies.withBaselines`, for comparison).
+    public var policies = FloorPolicies.standard
     /// How the media loop's thread is scheduled (`serve --media-priority`): `realtime` by default, so
     /// that a busy machine cannot make its 10 ms clock fall behind; `normal` where it was refused.
     public var mediaPriority = LoopPriority.realtime
@@ -123,7 +126,8 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
             levelsOnly: configuration.levelsOnly, recording: recorder != nil)))
         media = try MediaLoop(
             socket: rtpSocket, configuration: configuration.engine, levelInterval: configuration.levelInterval,
-            recordsAudio: recorder != nil, levelsOnly: configuration.levelsOnly, workers: configuration.mediaWorkers, delegate: self)
+            recordsAudio: recorder != nil, levelsOnly: configuration.levelsOnly, workers: configuration.mediaWorkers,
+            policies: configuration.policies, delegate: self)
         web = try WebServer(
             host: configuration.host, port: configuration.port, webSocketPaths: [Self.signallingPath],
             maximumConnectionsPerAddress: configuration.maxConnectionsPerAddress,

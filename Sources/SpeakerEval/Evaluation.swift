@@ -48,7 +48,7 @@ public enum EngineRun {
     public static func run(
         _ streams: [ReplayStream], configuration: EngineConfiguration, progress: (Double) -> Void = { _ in }
     ) throws(ConfigurationError) -> SystemOutput {
-        let replay = try RoomReplay(streams: streams, configuration: configuration)
+        let replay = try RoomReplay(streams: streams, configuration: configuration, policies: .withBaselines)
         let ids = streams.map(\.id)
         var recorder = SpeechSegmentRecorder()
         var decisions: [(time: Double, holder: String?)] = []

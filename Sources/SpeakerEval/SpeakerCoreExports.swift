@@ -1,7 +1,5 @@
-// Labelled segments and RTTM live in SpeakerCore, so that recording calls (CallServer) writes RTTM
-// without depending on evaluation. They are part of evaluation's API too (references, system output):
-// `import SpeakerEval` brings them, as it did when they were defined here.
-@_exported import enum SpeakerCore.RTTM
+// Labelled segments live in SpeakerCore, where a replay's events become segments (`RoomReplay`). They are
+// part of evaluation's API too (references, system output, RTTM): `import SpeakerEval` brings them.
 @_exported import struct SpeakerCore.Segment
 
 // Replaying recorded streams through the engine (`RoomReplay`, beside `RoomRunner`) lives in SpeakerCore,

@@ -62,13 +62,14 @@ public final class RTPRoomRunner<Room: Hashable, Stream: Hashable> {
     /// - Parameters:
     ///   - configuration: The engine's configuration.
     ///   - workers: Engine threads (decoding runs on them too).
+    ///   - policies: The floor policies the configuration may name.
     ///   - clock: Monotonic nanoseconds (`PacedTicker`).
     /// - Throws: `ConfigurationError` for a configuration out of range.
     public init(
-        configuration: EngineConfiguration = EngineConfiguration(), workers: Int = 1,
+        configuration: EngineConfiguration = EngineConfiguration(), workers: Int = 1, policies: FloorPolicies = .standard,
         clock: @escaping @Sendable () -> UInt64 = PacedTicker.uptimeNanoseconds
     ) throws(ConfigurationError) {
-        rooms = try MultiRoomRunner(configuration: configuration, workers: workers)
+        rooms = try MultiRoomRunner(configuration: configuration, workers: workers, policies: policies)
         ticker = PacedTicker(clock: clock)
     }
 

@@ -1,6 +1,7 @@
 import ConfigurationOverrides
 import Foundation
 import SpeakerCore
+import SpeakerEval
 import SpeakerFiles
 
 /// `activespeaker detect`: who speaks when in the recordings of one room.
@@ -199,7 +200,7 @@ struct DetectCommand: Command {
         do {
             replay = try RoomReplay(
                 sources: sources, configuration: configuration, roomName: recordingName,
-                workers: Self.workers(jobs: jobs, streams: sources.count))
+                workers: Self.workers(jobs: jobs, streams: sources.count), policies: .withBaselines)
         } catch {
             throw .usage(error.description)
         }

@@ -103,7 +103,8 @@ struct EvalCommand: Command {
         """
 
     let dataset: String
-    let policies: [FloorPolicyKind]
+    /// Floor policy names, each one of `FloorPolicies.withBaselines`.
+    let policies: [String]
     let systemFolders: [String]
     let uemPath: String?
     let configuration: EngineConfiguration
@@ -131,9 +132,9 @@ struct EvalCommand: Command {
                 $0.trimmingCharacters(in: .whitespaces)
             }
         }
-        if names.isEmpty && systemFolders.isEmpty { names = [FloorPolicyKind.hysteresis.rawValue] }
+        if names.isEmpty && systemFolders.isEmpty { names = [SelectionConfiguration.hysteresis] }
         policies = try names.map { name throws(CommandError) in try Self.policy(named: name) }
-        let systemNames = policies.map(\.rawValue) + systemFolders.map(Self.systemName(ofFolder:))
+        let systemNames = policies + systemFolders.map(Self.systemName(ofFolder:))
         if let duplicate = systemNames.first(where: { name in systemNames.filter { $0 == name }.count > 1 }) {
             throw .usage("system '\(duplicate)' given twice (a --system-rttm folder is named after its last component)")
         }
@@ -175,20 +176,22 @@ struct EvalCommand: Command {
 
     /// The policy called `name`.
     /// - Throws: `CommandError.usage` listing the names when there is none.
-    static func policy(named name: String) throws(CommandError) -> FloorPolicyKind {
-        guard let kind = FloorPolicyKind(rawValue: name) else {
-            throw .usage(
-                "unknown policy '\(name)'; expected one of \(FloorPolicyKind.allCases.map(\.rawValue).joined(separator: ", "))")
+    static func policy(named name: String) throws(CommandError) -> String {
+        guard FloorPolicies.withBaselines.contains(name) else {
+            throw .usage("unknown policy '\(name)'; expected one of \(Self.policyNames.joined(separator: ", "))")
         }
-        return kind
+        return name
     }
+
+    /// Ours first, then the baselines, as the help lists them.
+    static let policyNames = [SelectionConfiguration.hysteresis] + BaselinePolicy.allCases.map(\.rawValue)
 
     /// A system read from RTTM files is named after its folder.
     static func systemName(ofFolder folder: String) -> String {
         ((folder as NSString).standardizingPath as NSString).lastPathComponent
     }
 
-    var systemNames: [String] { policies.map(\.rawValue) + systemFolders.map(Self.systemName(ofFolder:)) }
+    var systemNames: [String] { policies + systemFolders.map(Self.systemName(ofFolder:)) }
 
     func run() throws(CommandError) {
         let meetings = try checked(Dataset.meetings(at: dataset))
@@ -281,16 +284,16 @@ struct EvalCommand: Command {
         for (run, policy) in policies.enumerated() {
             var configuration = self.configuration
             configuration.selection.policy = policy
-            progress.show(meeting: number, run: run, fraction: 0, label: "\(meeting.name) · \(policy.rawValue)")
+            progress.show(meeting: number, run: run, fraction: 0, label: "\(meeting.name) · \(policy)")
             let output: SystemOutput
             do {
                 output = try EngineRun.run(streams, configuration: configuration) { fraction in
-                    progress.show(meeting: number, run: run, fraction: fraction, label: "\(meeting.name) · \(policy.rawValue)")
+                    progress.show(meeting: number, run: run, fraction: fraction, label: "\(meeting.name) · \(policy)")
                 }
             } catch {
                 throw .usage(error.description)
             }
-            outputs.append((policy.rawValue, output))
+            outputs.append((policy, output))
         }
         for folder in systemFolders {
             let speech = try checked(readRTTM(systemFile(folder, meeting.name), streams: ids))

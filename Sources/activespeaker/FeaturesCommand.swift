@@ -1,5 +1,6 @@
 import Foundation
 import SpeakerCore
+import SpeakerEval
 
 /// `activespeaker features`: the sound classifier's input, frame by frame, for training it.
 struct FeaturesCommand: Command {
@@ -81,7 +82,8 @@ struct FeaturesCommand: Command {
             let replay: RoomReplay
             do {
                 replay = try RoomReplay(
-                    streams: [ReplayStream(id: stream.id, samples: stream.samples)], configuration: configuration)
+                    streams: [ReplayStream(id: stream.id, samples: stream.samples)], configuration: configuration,
+                    policies: .withBaselines)
             } catch {
                 throw .usage(error.description)
             }

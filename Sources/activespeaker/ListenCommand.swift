@@ -1,5 +1,6 @@
 import Foundation
 import SpeakerCore
+import SpeakerEval
 import SpeakerIO
 import SpeakerMedia
 import SpeakerRTP
@@ -376,7 +377,7 @@ final class ListenRoom {
     ) throws {
         self.output = output
         streams = ListenStreams(timeout: streamTimeoutTicks)
-        runner = try RTPRoomRunner(configuration: configuration)
+        runner = try RTPRoomRunner(configuration: configuration, policies: .withBaselines)
         runner.addRoom(Self.room, mode: mode == .levels ? .levels : .decode, jitter: jitter)
     }
 

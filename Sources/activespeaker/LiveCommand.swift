@@ -1,6 +1,7 @@
 import Foundation
 import SpeakerCore
 import SpeakerDevices
+import SpeakerEval
 import SpeakerIO
 import Synchronization
 
@@ -189,7 +190,7 @@ struct LiveCommand: Command {
         }
         let runner: RoomRunner
         do {
-            runner = try RoomRunner(configuration: configuration, roomName: "live")
+            runner = try RoomRunner(configuration: configuration, roomName: "live", policies: .withBaselines)
         } catch {
             throw .usage(error.description)
         }

@@ -4,6 +4,7 @@ import CallTransport
 import Foundation
 import Redis
 import SpeakerCore
+import SpeakerEval
 import SpeakerIO
 import SpeakerRTP
 import Synchronization
@@ -250,6 +251,7 @@ struct ServeCommand: Command {
             configuration.mediaWorkers = workers
         }
         configuration.engine = try options.engineConfiguration()
+        configuration.policies = .withBaselines
         duration = try options.value("duration").map { text throws(CommandError) in
             guard let value = Double(text), value > 0 else { throw .usage("--duration \(text): expected seconds > 0") }
             return value

@@ -16,8 +16,10 @@ import TestSupport
         }
     }
 
-    static func run(_ streams: [(String, [UInt8], [Bool?]?)], policy: FloorPolicyKind? = nil) throws -> EngineHarness.Result {
-        let engine = try Engine()
+    static func run(
+        _ streams: [(String, [UInt8], [Bool?]?)], policy: String? = nil, policies: FloorPolicies = .standard
+    ) throws -> EngineHarness.Result {
+        let engine = try Engine(policies: policies)
         let room = engine.addRoom(name: "levels", policy: policy)
         var names: [StreamID: String] = [:]
         let ids = streams.map { stream -> StreamID in
@@ -76,9 +78,31 @@ import TestSupport
         #expect(result.speech("a").isEmpty)  // loud, but the sender says it is not speech
     }
 
-    @Test func roomsCanUseABaselinePolicy() throws {
-        let a = Self.talker(seconds: 6, quiet: 70, talks: [(1, 5)], seed: 4)
-        let result = try Self.run([("a", a, nil)], policy: .loudest)
-        #expect(result.holder(at: 3) == "a")
+    /// A policy of the application's own, through the public `FloorPolicy` protocol: the last stream to join
+    /// holds the floor while it is louder than 50 (RFC 6464), and a room may use it beside ours.
+    final class LastLoudPolicy: FloorPolicy {
+        private(set) var holder: Int?
+        func update(now: Int, members: UnsafeBufferPointer<Int>, observation: (Int) -> SpeakerObservation) -> (changed: Bool, holder: Int?) {
+            let next: Int? = members.isEmpty || observation(members.count - 1).level >= 50 ? nil : members[members.count - 1]
+            defer { holder = next }
+            return (next != holder, next)
+        }
+        func remove(_ index: Int) -> Bool {
+            guard holder == index else { return false }
+            holder = nil
+            return true
+        }
+    }
+
+    @Test func roomsCanUseAPolicyOfTheApplications() throws {
+        let a = Self.talker(seconds: 6, quiet: 70, talks: [(1, 3)], seed: 4)
+        let b = Self.talker(seconds: 6, quiet: 70, talks: [(3.5, 5)], seed: 5)
+        let policies = FloorPolicies.standard.adding("last-loud") { _ in LastLoudPolicy() }
+        let result = try Self.run([("a", a, nil), ("b", b, nil)], policy: "last-loud", policies: policies)
+        // Only the last to join counts, whoever speaks.
+        #expect(result.holder(at: 2) == nil)
+        #expect(result.holder(at: 4.5) == "b")
+        let ours = try Self.run([("a", a, nil), ("b", b, nil)], policies: policies)
+        #expect(ours.holder(at: 2) == "a")
     }
 }

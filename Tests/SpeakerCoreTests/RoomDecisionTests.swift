@@ -13,7 +13,7 @@ import Testing
 
         init(_ count: Int, configuration: EngineConfiguration = EngineConfiguration()) {
             decision = RoomDecision(
-                room: RoomID(rawValue: 0, generation: 0), policy: configuration.selection.policy.make(configuration.selection),
+                room: RoomID(rawValue: 0, generation: 0), policy: HysteresisPolicy(configuration: configuration.selection),
                 settings: RoomDecision.Settings(configuration))
             talkers = (0..<count).map {
                 Talker(id: StreamID(rawValue: $0, generation: 0), initialSpeechLevel: configuration.leakage.initialSpeechLevel)

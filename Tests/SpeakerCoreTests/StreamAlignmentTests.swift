@@ -191,7 +191,7 @@ import TestSupport
     /// history its alignment needs.
     static func room(_ count: Int, configuration: EngineConfiguration = EngineConfiguration()) -> (RoomDecision, [Talker]) {
         let decision = RoomDecision(
-            room: RoomID(rawValue: 0, generation: 0), policy: configuration.selection.policy.make(configuration.selection),
+            room: RoomID(rawValue: 0, generation: 0), policy: HysteresisPolicy(configuration: configuration.selection),
             settings: RoomDecision.Settings(configuration))
         let history = RoomAlignment.historyFrames(for: configuration.alignment)
         let talkers = (0..<count).map {

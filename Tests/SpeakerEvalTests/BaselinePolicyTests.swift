@@ -1,5 +1,6 @@
+import SpeakerCore
 import Testing
-@testable import SpeakerCore
+@testable import SpeakerEval
 
 /// Plays scripted RFC 6464 levels, one per stream per 10 ms hop, through a floor policy.
 struct LevelScript {
@@ -203,9 +204,9 @@ struct LevelScript {
 
     // MARK: all
 
-    @Test(arguments: [FloorPolicyKind.volfinCohen, .livekit, .chime, .loudest])
-    func removingTheHolderNamesNobody(kind: FloorPolicyKind) throws {
-        let policy = kind.make(SelectionConfiguration())
+    @Test(arguments: BaselinePolicy.allCases)
+    func removingTheHolderNamesNobody(kind: BaselinePolicy) throws {
+        let policy = kind.make()
         var script = LevelScript(streams: 2)
         script.add(seconds: 1, Self.noise, Self.noise)
         script.add(seconds: 3, Self.speech, Self.noise)
@@ -217,6 +218,20 @@ struct LevelScript {
     }
 
     @Test func everyPolicyHasAName() {
-        #expect(FloorPolicyKind.allCases.map(\.rawValue) == ["hysteresis", "volfin-cohen", "livekit", "chime", "loudest"])
+        #expect(BaselinePolicy.allCases.map(\.rawValue) == ["volfin-cohen", "livekit", "chime", "loudest"])
+        #expect(FloorPolicies.withBaselines.names == ["chime", "hysteresis", "livekit", "loudest", "volfin-cohen"])
+        #expect(FloorPolicies.standard.names == ["hysteresis"])
+    }
+
+    /// A configuration naming a baseline needs an engine given the baselines: without them it is a
+    /// configuration error naming the policies there are, not a crash.
+    @Test func aBaselineNeedsAnEngineGivenTheBaselines() throws {
+        var configuration = EngineConfiguration()
+        configuration.selection.policy = "loudest"
+        let refusal = #expect(throws: ConfigurationError.self) { try Engine(configuration: configuration) }
+        #expect(refusal?.key == "selection.policy" && refusal?.allowed == "{hysteresis}")
+        let engine = try Engine(configuration: configuration, policies: .withBaselines)
+        let room = engine.addRoom(name: "r")
+        #expect(engine.dominantSpeaker(in: room) == nil)
     }
 }

@@ -69,6 +69,8 @@ public final class Engine {
     /// The sound classifier, when `configuration.vad.classifier` is on and the learned speech model
     /// (which each stream's `SpeechEvidence` then runs, `configuration.vad.speechModel`) is not.
     private let classifier: SoundClassifier?
+    /// The floor policies its rooms may use.
+    public let policies: FloorPolicies
 
     /// Makes an engine.
     /// - Parameters:
@@ -76,11 +78,18 @@ public final class Engine {
     ///   - workers: threads that share each tick, ≥ 1. Rooms are dealt to workers as they are added;
     ///     each worker owns its rooms' streams outright, so a tick takes no lock: the calling thread
     ///     starts the others, works its own shard, and waits for them.
-    /// - Throws: `ConfigurationError` if a value is out of range.
-    public init(configuration: EngineConfiguration = EngineConfiguration(), workers: Int = 1) throws(ConfigurationError) {
+    ///   - policies: the floor policies rooms may use, `configuration.selection.policy` among them: ours alone
+    ///     by default; SpeakerEval's `.withBaselines` adds the other systems'.
+    /// - Throws: `ConfigurationError` if a value is out of range, or the policy is not one of `policies`.
+    public init(
+        configuration: EngineConfiguration = EngineConfiguration(), workers: Int = 1, policies: FloorPolicies = .standard
+    ) throws(ConfigurationError) {
         try configuration.validate()
         try ConfigurationError.check(workers >= 1 && workers <= 256, "workers", "1…256")
+        try ConfigurationError.check(
+            policies.contains(configuration.selection.policy), "selection.policy", "{" + policies.names.joined(separator: ", ") + "}")
         self.configuration = configuration
+        self.policies = policies
         decisionSettings = RoomDecision.Settings(configuration)
         self.workers = workers
         shards = (0..<workers).map { _ in Shard(overSubtraction: configuration.vad.overSubtraction) }
@@ -103,15 +112,16 @@ public final class Engine {
     // MARK: Rooms and streams
 
     /// Adds an empty room, owned by the worker with the fewest rooms.
-    /// - Parameter policy: the room's dominant-speaker policy; nil takes `configuration.selection.policy`.
-    public func addRoom(name: String, policy: FloorPolicyKind? = nil) -> RoomID {
+    /// - Parameter policy: the name of the room's dominant-speaker policy; nil takes `configuration.selection.policy`.
+    /// - Precondition: `policy` is one of the engine's `policies`.
+    public func addRoom(name: String, policy: String? = nil) -> RoomID {
         confinement.enter("addRoom")
         defer { confinement.leave() }
         let (index, generation) = roomSlots.take()
         let id = RoomID(rawValue: index, generation: generation)
         let shard = shards.min { $0.rooms.count < $1.rooms.count }!
         let kind = policy ?? configuration.selection.policy
-        let decision = RoomDecision(room: id, policy: kind.make(configuration.selection), settings: decisionSettings)
+        let decision = RoomDecision(room: id, policy: policies.make(kind, configuration.selection), settings: decisionSettings)
         let state = RoomState(name: name, id: id, decision: decision, shard: shard)
         if index == rooms.count { rooms.append(state) } else { rooms[index] = state }
         layoutChanged = true

@@ -75,10 +75,13 @@ public final class MultiRoomRunner<Room: Hashable, Stream: Hashable> {
     /// Runs rooms in a new engine.
     /// - Parameters:
     ///   - configuration: The engine's configuration.
-    ///   - workers: Threads that share each tick (`Engine(configuration:workers:)`).
+    ///   - workers: Threads that share each tick (`Engine(configuration:workers:policies:)`).
+    ///   - policies: The floor policies the configuration may name.
     /// - Throws: `ConfigurationError` if the configuration is out of range.
-    public convenience init(configuration: EngineConfiguration = EngineConfiguration(), workers: Int = 1) throws(ConfigurationError) {
-        self.init(engine: try Engine(configuration: configuration, workers: workers))
+    public convenience init(
+        configuration: EngineConfiguration = EngineConfiguration(), workers: Int = 1, policies: FloorPolicies = .standard
+    ) throws(ConfigurationError) {
+        self.init(engine: try Engine(configuration: configuration, workers: workers, policies: policies))
     }
 
     deinit { hop.deallocate() }
@@ -95,9 +98,9 @@ public final class MultiRoomRunner<Room: Hashable, Stream: Hashable> {
     /// Adds an empty room.
     /// - Parameters:
     ///   - name: The engine's name for it; by default the id's description.
-    ///   - policy: Its dominant-speaker policy; nil takes the configuration's.
+    ///   - policy: The name of its dominant-speaker policy, one of the engine's; nil takes the configuration's.
     /// - Precondition: no room has this id.
-    public func addRoom(_ room: Room, name: String? = nil, policy: FloorPolicyKind? = nil) {
+    public func addRoom(_ room: Room, name: String? = nil, policy: String? = nil) {
         confinement.enter("addRoom")
         defer { confinement.leave() }
         precondition(roomIDs[room] == nil, "room \(room) is present already")

@@ -82,13 +82,15 @@ public final class RoomReplay {
     ///   - streams: The participants; ids should be distinct to tell them apart in output.
     ///   - configuration: The engine's configuration.
     ///   - roomName: The engine's name for the room.
+    ///   - policies: The floor policies the configuration may name.
     /// - Throws: `ConfigurationError` if the configuration is out of range.
     public convenience init(
-        streams: [ReplayStream], configuration: EngineConfiguration = EngineConfiguration(), roomName: String = "replay"
+        streams: [ReplayStream], configuration: EngineConfiguration = EngineConfiguration(), roomName: String = "replay",
+        policies: FloorPolicies = .standard
     ) throws(ConfigurationError) {
         try self.init(
             ids: streams.map(\.id), hopCounts: streams.map(\.hopCount), configuration: configuration, roomName: roomName,
-            workers: 1
+            workers: 1, policies: policies
         ) { _, _ in streams.map(ReplayArrayHops.init) }
     }
 
@@ -99,16 +101,17 @@ public final class RoomReplay {
     ///   - roomName: The engine's name for the room.
     ///   - workers: threads that share each tick (`Engine(configuration:workers:)`); more than one pays
     ///     only for rooms of many streams. Decisions are the same whatever the count.
+    ///   - policies: The floor policies the configuration may name.
     /// - Throws: `ConfigurationError` if the configuration is out of range.
     public convenience init(
         sources: [any ReplaySource], configuration: EngineConfiguration = EngineConfiguration(),
-        roomName: String = "replay", workers: Int = 1
+        roomName: String = "replay", workers: Int = 1, policies: FloorPolicies = .standard
     ) throws(ConfigurationError) {
         let hop = AnalysisFormat.hopSize
         let hopCounts = sources.map { ($0.sampleCount + hop - 1) / hop }
         try self.init(
             ids: sources.map(\.id), hopCounts: hopCounts, configuration: configuration, roomName: roomName,
-            workers: workers
+            workers: workers, policies: policies
         ) { failure, hopCounts in
             sources.indices.map { ReplaySourceHops(sources[$0], stream: $0, hopCount: hopCounts[$0], failure: failure) }
         }
@@ -116,10 +119,10 @@ public final class RoomReplay {
 
     private init(
         ids: [String], hopCounts: [Int], configuration: EngineConfiguration, roomName: String, workers: Int,
-        hops: (ReplayFailure, [Int]) -> [any HopSource]
+        policies: FloorPolicies, hops: (ReplayFailure, [Int]) -> [any HopSource]
     ) throws(ConfigurationError) {
         streamIDs = ids
-        runner = try RoomRunner(configuration: configuration, roomName: roomName, workers: workers)
+        runner = try RoomRunner(configuration: configuration, roomName: roomName, workers: workers, policies: policies)
         for (id, source) in zip(ids, hops(failure, hopCounts)) { runner.add(source, name: id) }
         tickCount = hopCounts.max() ?? 0
     }

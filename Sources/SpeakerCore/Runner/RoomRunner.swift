@@ -63,12 +63,14 @@ public final class RoomRunner {
     /// - Parameters:
     ///   - configuration: The engine's configuration.
     ///   - roomName: The engine's name for the room.
-    ///   - workers: Threads that share each tick (`Engine(configuration:workers:)`).
+    ///   - workers: Threads that share each tick (`Engine(configuration:workers:policies:)`).
+    ///   - policies: The floor policies the configuration may name.
     /// - Throws: `ConfigurationError` if the configuration is out of range.
     public convenience init(
-        configuration: EngineConfiguration = EngineConfiguration(), roomName: String, workers: Int = 1
+        configuration: EngineConfiguration = EngineConfiguration(), roomName: String, workers: Int = 1,
+        policies: FloorPolicies = .standard
     ) throws(ConfigurationError) {
-        self.init(engine: try Engine(configuration: configuration, workers: workers), roomName: roomName)
+        self.init(engine: try Engine(configuration: configuration, workers: workers, policies: policies), roomName: roomName)
     }
 
     /// Ticks done so far (the engine's).

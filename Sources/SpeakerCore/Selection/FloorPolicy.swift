@@ -1,23 +1,11 @@
-/// The dominant-speaker policies a room can use.
-public enum FloorPolicyKind: String, Codable, Sendable, CaseIterable {
-    /// Ours: VAD speech activity after leakage suppression, with turn-taking hysteresis.
-    case hysteresis
-    /// Baseline: the three-time-scale method of Volfin and Cohen as Jitsi and mediasoup use it.
-    case volfinCohen = "volfin-cohen"
-    /// Baseline: the LiveKit server's 400 ms windows of audio levels.
-    case livekit
-    /// Baseline: the Amazon Chime SDK's default active-speaker policy.
-    case chime
-    /// Baseline: the loudest stream, with a 300 ms hold.
-    case loudest
-}
-
 /// A room's dominant-speaker policy: decides the floor holder once per tick from what it observes
-/// of each member.
+/// of each member. Ours is `hysteresis` (`HysteresisPolicy`); SpeakerEval adds the baselines other
+/// systems use (`FloorPolicies.withBaselines`), and an application may add its own (`FloorPolicies.adding`).
 ///
-/// Policies are classes so that the engine holds them as `any FloorPolicy` without boxing or
-/// copying on the per-frame path. `update` must be real-time safe: no allocation, lock or error.
-protocol FloorPolicy: AnyObject {
+/// Policies are classes so that the engine holds them as `any FloorPolicy` without boxing or copying on
+/// the per-frame path. `update` must be real-time safe: no allocation, lock or error — the engine calls
+/// it on its worker thread once per room and tick (`BaselineRealTimeSafetyTests` checks the shipped ones).
+public protocol FloorPolicy: AnyObject {
     /// The stream index holding the floor, or nil for nobody.
     var holder: Int? { get }
 
@@ -35,15 +23,45 @@ protocol FloorPolicy: AnyObject {
     func remove(_ index: Int) -> Bool
 }
 
-extension FloorPolicyKind {
-    /// A new policy of this kind for one room.
-    func make(_ configuration: SelectionConfiguration) -> any FloorPolicy {
-        switch self {
-        case .hysteresis: HysteresisPolicy(configuration: configuration)
-        case .volfinCohen: VolfinCohenPolicy()
-        case .livekit: LiveKitPolicy()
-        case .chime: ChimePolicy()
-        case .loudest: LoudestPolicy()
-        }
+/// The floor policies an engine's configuration may name (`selection.policy`), each by its name with the
+/// maker of one room's policy. A value: the engine is given its set at creation and checks the configured
+/// name against it, so a name no module provides is a configuration error, not a crash.
+///
+/// ```swift
+/// var configuration = EngineConfiguration()
+/// configuration.selection.policy = "loudest"
+/// let engine = try Engine(configuration: configuration, policies: .withBaselines)   // SpeakerEval's
+/// ```
+public struct FloorPolicies: Sendable {
+    /// Makes one room's policy from the selection settings.
+    public typealias Maker = @Sendable (SelectionConfiguration) -> any FloorPolicy
+
+    private var makers: [String: Maker]
+
+    /// Ours alone: `hysteresis`.
+    public static var standard: FloorPolicies {
+        FloorPolicies(makers: [SelectionConfiguration.hysteresis: { HysteresisPolicy(configuration: $0) }])
+    }
+
+    private init(makers: [String: Maker]) { self.makers = makers }
+
+    /// These policies and `maker` under `name` (replacing one of that name).
+    public func adding(_ name: String, _ maker: @escaping Maker) -> FloorPolicies {
+        var more = self
+        more.makers[name] = maker
+        return more
+    }
+
+    /// The names, sorted.
+    public var names: [String] { makers.keys.sorted() }
+
+    /// Whether `name` is one of them.
+    public func contains(_ name: String) -> Bool { makers[name] != nil }
+
+    /// A new policy of `name` for one room.
+    /// - Precondition: `contains(name)`.
+    func make(_ name: String, _ configuration: SelectionConfiguration) -> any FloorPolicy {
+        guard let maker = makers[name] else { preconditionFailure("no floor policy is named \(name)") }
+        return maker(configuration)
     }
 }

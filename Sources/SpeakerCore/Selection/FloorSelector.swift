@@ -1,8 +1,11 @@
 /// Tunables of dominant-speaker selection. Times in seconds.
 public struct SelectionConfiguration: Codable, Sendable, Equatable {
-    /// The dominant-speaker policy of every room. Default `hysteresis`, ours; the others are
-    /// baselines for comparison.
-    public var policy: FloorPolicyKind = .hysteresis
+    /// The name of every room's dominant-speaker policy, one of the engine's `FloorPolicies`. Default
+    /// `hysteresis`, ours; SpeakerEval's baselines (`volfin-cohen`, `livekit`, `chime`, `loudest`) are for
+    /// comparison.
+    public var policy: String = SelectionConfiguration.hysteresis
+    /// The name of our policy.
+    public static let hysteresis = "hysteresis"
     /// With no speech in the room for this long, the dominant speaker becomes nobody. Default 1.0 s.
     public var releaseAfter: Double = 1.0
     /// A holder silent this long has finished its turn; shorter pauses are inside a turn. Default 0.6 s.
@@ -39,17 +42,25 @@ public struct SelectionConfiguration: Codable, Sendable, Equatable {
 }
 
 /// What a dominant-speaker policy sees of one stream at the current frame.
-struct SpeakerObservation {
+public struct SpeakerObservation: Sendable, Equatable {
     /// RFC 6464 level of the frame's hop: 0 (0 dBov) … 127 (silence).
-    var level: UInt8 = 127
+    public var level: UInt8 = 127
     /// The stream is inside an utterance (VAD state, after leakage suppression).
-    var speaking = false
+    public var speaking = false
     /// Frame index of the running utterance's onset.
-    var onsetFrame = 0
+    public var onsetFrame = 0
     /// Frame index of the last frame with speech evidence.
-    var lastSpeechFrame = Int.min / 2
+    public var lastSpeechFrame = Int.min / 2
     /// Exponential average of per-frame speech evidence (0/1) over `activityTimeConstant`.
-    var activity: Float = 0
+    public var activity: Float = 0
+
+    public init(level: UInt8 = 127, speaking: Bool = false, onsetFrame: Int = 0, lastSpeechFrame: Int = Int.min / 2, activity: Float = 0) {
+        self.level = level
+        self.speaking = speaking
+        self.onsetFrame = onsetFrame
+        self.lastSpeechFrame = lastSpeechFrame
+        self.activity = activity
+    }
 }
 
 /// Our dominant-speaker policy: speech activity from the VAD (after leakage suppression), with hysteresis.

@@ -1,18 +1,17 @@
 import CAllocationCounter
 import Testing
 import TestSupport
-@testable import SpeakerCore
+import SpeakerCore
+@testable import SpeakerEval
 
 /// The baseline floor policies allocate nothing per tick once every stream has been seen, in the
 /// engine and on their own.
 @Suite struct BaselineRealTimeSafetyTests {
-    static let baselines: [FloorPolicyKind] = [.volfinCohen, .livekit, .chime, .loudest]
-
-    @Test(arguments: baselines)
-    func engineTickAllocatesNothingAfterWarmUp(kind: FloorPolicyKind) throws {
+    @Test(arguments: BaselinePolicy.allCases)
+    func engineTickAllocatesNothingAfterWarmUp(kind: BaselinePolicy) throws {
         var configuration = EngineConfiguration()
-        configuration.selection.policy = kind
-        let engine = try Engine(configuration: configuration)
+        configuration.selection.policy = kind.rawValue
+        let engine = try Engine(configuration: configuration, policies: .withBaselines)
         let room = engine.addRoom(name: "r")
         // Talkers take turns of about a second so that every policy changes its holder while measured.
         let voices = (0..<4).map { index in

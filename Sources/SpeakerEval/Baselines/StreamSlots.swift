@@ -1,4 +1,5 @@
 import Foundation
+import SpeakerCore
 
 /// Dense slots for the streams of a room, found by the engine's stream index: a baseline policy keeps
 /// its per-stream state in arrays indexed by slot.

@@ -1,3 +1,5 @@
+import SpeakerCore
+
 /// Baseline `loudest`: the simplest rule a mixer can apply, the loudest stream with a 300 ms hold
 /// (in the manner of classic MCU "voice-activated switching"). For comparison with our own policy.
 ///

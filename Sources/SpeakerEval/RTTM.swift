@@ -1,29 +1,11 @@
 import Foundation
-
-/// One labelled interval: `speaker` is active from `start` for `duration` seconds.
-public struct Segment: Equatable, Sendable {
-    /// The stream (participant) id; in a floor reference, the floor holder.
-    public var speaker: String
-    /// Seconds from the start of the recording.
-    public var start: Double
-    /// Seconds, > 0.
-    public var duration: Double
-
-    public init(speaker: String, start: Double, duration: Double) {
-        self.speaker = speaker
-        self.start = start
-        self.duration = duration
-    }
-
-    /// `start + duration`, in seconds.
-    public var end: Double { start + duration }
-}
+import SpeakerCore
 
 /// NIST Rich Transcription Time Marked (RTTM) files, `SPEAKER` lines only:
 /// `SPEAKER <file> <channel> <start> <duration> <NA> <NA> <speaker> <NA> <NA>`.
 ///
-/// Text in, text out (no I/O): call recordings write it, evaluation reads references and system output
-/// with it (SpeakerEval re-exports it).
+/// Text in, text out (no I/O): evaluation reads references and system output with it, and call recordings
+/// (CallServer) write theirs with it, so that `eval` reads a recorded call as it reads any meeting.
 public enum RTTM {
     /// An RTTM line that could not be read.
     public struct ParseError: Error, CustomStringConvertible {

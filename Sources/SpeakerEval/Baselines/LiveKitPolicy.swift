@@ -1,4 +1,5 @@
 import Foundation
+import SpeakerCore
 
 /// Baseline `livekit`: the active-speaker rule of the LiveKit server (`pkg/sfu/audio/audiolevel.go`
 /// and the room's speaker updates, with the default `audio` configuration: active_level 35,

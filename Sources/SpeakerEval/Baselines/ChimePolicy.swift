@@ -1,4 +1,5 @@
 import Foundation
+import SpeakerCore
 
 /// Baseline `chime`: the Amazon Chime SDK's `DefaultActiveSpeakerPolicy` with its defaults
 /// (speakerWeight 0.9, cutoffThreshold 0.01, silenceThreshold 0.2, takeoverRate 0.2), fed as the

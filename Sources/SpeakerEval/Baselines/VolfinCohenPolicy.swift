@@ -1,4 +1,5 @@
 import Foundation
+import SpeakerCore
 
 /// Baseline `volfin-cohen`: the three-time-scale dominant-speaker method of I. Volfin and I. Cohen,
 /// "Dominant speaker identification for multipoint videoconferencing" (Computer Speech & Language

@@ -1,4 +1,5 @@
 import SpeakerCore
+import SpeakerEval
 import Testing
 
 @Suite struct RTTMTests {
