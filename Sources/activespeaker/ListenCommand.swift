@@ -197,9 +197,9 @@ struct ListenCommand: Command {
         // Once, on standard error: where RTP is received (the bound ports, for `HOST:0`). Senders may
         // start from this line on.
         Console.error("receiving RTP on " + sockets.map(\.localAddress.description).joined(separator: ", "))
-        let room: ListenRoom
+        let session: ListenSession
         do {
-            room = try ListenRoom(
+            session = try ListenSession(
                 mode: mode, configuration: configuration, jitter: jitter, streamTimeoutTicks: streamTimeoutTicks,
                 output: LiveOutput(view: LiveOptions.view(json: json), levelTicks: levelTicks))
         } catch {
@@ -214,14 +214,14 @@ struct ListenCommand: Command {
         var packets = 0, ignored = 0, senderReports = 0
         // The first error writing the output stops the loop, and is thrown after it.
         var failure: CommandError?
-        room.runner.start()
-        room.runner.run(
+        session.runner.start()
+        session.runner.run(
             on: sockets,
-            until: { failure != nil || StopRequest.isRequested || durationTicks.map { room.ticks >= $0 } ?? false },
+            until: { failure != nil || StopRequest.isRequested || durationTicks.map { session.ticks >= $0 } ?? false },
             beforeTick: {},
             receive: { bytes, _ in
                 if RTPPacket.isRTCP(bytes) {
-                    if let report = RTCPSenderReport.parse(bytes), room.runner.receive(report) {
+                    if let report = RTCPSenderReport.parse(bytes), session.runner.receive(report) {
                         senderReports += 1
                     } else {
                         ignored += 1
@@ -239,7 +239,7 @@ struct ListenCommand: Command {
                     packets += 1
                     let name = names[packet.ssrc] ?? "ssrc-" + Self.hex(packet.ssrc)
                     do throws(CommandError) {
-                        if try room.receive(packet, datagram: bytes, name: name) == .invalidPayload {
+                        if try session.receive(packet, datagram: bytes, name: name) == .invalidPayload {
                             malformed[.invalidOpus, default: 0] += 1
                         }
                     } catch {
@@ -250,19 +250,19 @@ struct ListenCommand: Command {
             hears: false, hearing: { _, _ in },
             ticked: { _, _ in
                 do throws(CommandError) {
-                    try room.ticked()
+                    try session.ticked()
                 } catch {
                     failure = error
                 }
             })
         if let failure { throw failure }
-        try room.finish()
+        try session.finish()
         if stats {
             var reasons = JSONLine()
             for reason in RTPMalformation.allCases { reasons.add(reason.rawValue, malformed[reason] ?? 0) }
             var streams = JSONLine(), timing = JSONLine()
-            for (name, statistics, removals) in room.streamStatistics {
-                timing.add(name, room.usesSenderReports(name) ? "rtcp" : "arrival")
+            for (name, statistics, removals) in session.streamStatistics {
+                timing.add(name, session.usesSenderReports(name) ? "rtcp" : "arrival")
                 var entry = JSONLine()
                 entry.add("packets", statistics.packets)
                 entry.add("played", statistics.played)
@@ -283,21 +283,21 @@ struct ListenCommand: Command {
             }
             var line = JSONLine()
             line.add("type", "stats")
-            line.add("duration", Double(room.ticks) / 100, decimals: 3)
+            line.add("duration", Double(session.ticks) / 100, decimals: 3)
             line.add("packets", packets)
             line.add("malformed", reasons)
             line.add("ignored", ignored)
             line.add("senderReports", senderReports)
             line.add("streams", streams)
             line.add("timing", timing)
-            line.add("playoutDelay", Double(room.clock.delay) / Double(AnalysisFormat.sampleRate), decimals: 3)
+            line.add("playoutDelay", Double(session.clock.delay) / Double(AnalysisFormat.sampleRate), decimals: 3)
             line.add("cpuSeconds", Self.cpuSeconds() - cpuAtStart, decimals: 3)
-            let lost = room.streamStatistics.reduce(0) { $0 + $1.statistics.lost }
+            let lost = session.streamStatistics.reduce(0) { $0 + $1.statistics.lost }
             let cpu = JSONLine.fixed(Self.cpuSeconds() - cpuAtStart, decimals: 3)
-            try room.output.writeLine(
+            try session.output.writeLine(
                 line, note: "stats: \(packets) packets, \(malformed.values.reduce(0, +)) malformed, \(lost) lost, CPU \(cpu) s")
         }
-        try room.output.finish()
+        try session.output.finish()
     }
 
     /// `--stream-timeout SECONDS` as ticks (default 30 s): a positive number of seconds, a whole number of
@@ -355,7 +355,7 @@ struct ListenCommand: Command {
 ///
 /// A stream is removed once it has had no packet accepted for the timeout; its SSRC sending again makes
 /// it a new stream, with a fresh jitter buffer and the same name.
-final class ListenRoom {
+final class ListenSession {
     let output: LiveOutput
     /// The room and its streams, by the output's stream index.
     let runner: RTPRoomRunner<String, Int>
@@ -469,7 +469,7 @@ final class ListenRoom {
 }
 
 /// The SSRCs that are streams of `listen`'s room now, and the tick each last had a packet accepted in:
-/// says which have been silent for the timeout. A value; `ListenRoom` performs the removals it names.
+/// says which have been silent for the timeout. A value; `ListenSession` performs the removals it names.
 struct ListenStreams {
     /// A stream of the room now.
     struct Stream: Equatable {
