@@ -287,7 +287,7 @@ final class MediaLoop: @unchecked Sendable {
         runner.run(
             on: [socket], until: { stopFlag.load(ordering: .acquiring) }, beforeTick: applyCommands,
             receive: { bytes, source in route(bytes, from: source) },
-            hears: true, hearing: { key, hop in heard(hop, of: key) }, ticked: { began, late in ticked(began: began, late: late) })
+            hears: { recordsAudio || mixing }, hearing: { key, hop in heard(hop, of: key) }, ticked: { began, late in ticked(began: began, late: late) })
     }
 
     /// Starts the 10 ms clock: tick 0 begins now. On the loop's thread (or, in tests, on the thread that
@@ -302,7 +302,7 @@ final class MediaLoop: @unchecked Sendable {
         confinement.enter("runTick")
         defer { confinement.leave() }
         let began = runner.ticker.now(), late = runner.ticker.isLate(began: began)
-        runner.tick { key, hop in heard(hop, of: key) }
+        if recordsAudio || mixing { runner.tick { key, hop in heard(hop, of: key) } } else { runner.tick() }
         ticked(began: began, late: late)
     }
 
@@ -516,7 +516,6 @@ final class MediaLoop: @unchecked Sendable {
 
     /// A publisher's hop that held audio this tick, as the engine heard it: recorded, and kept for the mixes.
     private func heard(_ hop: UnsafeBufferPointer<Float>, of key: MemberKey) {
-        guard recordsAudio || mixing else { return }
         if recordsAudio { delegate?.recordHop(room: key.room, participant: key.participant, hop: hop, tick: ticks) }
         if mixing, let index = memberOfKey[key] {
             let start = index * AnalysisFormat.hopSize

@@ -221,7 +221,7 @@ public final class RTPRoomRunner<Room: Hashable, Stream: Hashable> {
     }
 
     /// The paced loop: until `stop` says so, `beforeTick`, then datagrams to `receive` until the tick is
-    /// due, then the tick (`hearing` as in `tick(hearing:)`, when `hears`), then `ticked` with when the tick began and
+    /// due, then the tick (`hearing` as in `tick(hearing:)`, when `hears()` says so for this tick), then `ticked` with when the tick began and
     /// whether it began more than a tick after it was due (the events and outputs are the caller's there). Call after `start()`, on the thread that owns the runner.
     /// - Parameters:
     ///   - sockets: Where datagrams arrive.
@@ -231,7 +231,8 @@ public final class RTPRoomRunner<Room: Hashable, Stream: Hashable> {
     public func run(
         on sockets: [UDPSocket], until stop: () -> Bool, beforeTick: () -> Void,
         receive: (UnsafeRawBufferPointer, SocketAddress) -> Void,
-        hears: Bool, hearing: (Stream, UnsafeBufferPointer<Float>) -> Void, ticked: (_ began: UInt64, _ late: Bool) -> Void
+        hears: () -> Bool, hearing: (Stream, UnsafeBufferPointer<Float>) -> Void,
+        ticked: (_ began: UInt64, _ late: Bool) -> Void
     ) {
         let datagram = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
         defer { datagram.deallocate() }
@@ -262,7 +263,7 @@ public final class RTPRoomRunner<Room: Hashable, Stream: Hashable> {
                 }
             }
             let began = self.ticker.now(), late = self.ticker.isLate(began: began)
-            if hears { tick(hearing: hearing) } else { tick() }
+            if hears() { tick(hearing: hearing) } else { tick() }
             ticked(began, late)
         }
     }

@@ -247,7 +247,7 @@ struct ListenCommand: Command {
                     }
                 }
             },
-            hears: false, hearing: { _, _ in },
+            hears: { false }, hearing: { _, _ in },
             ticked: { _, _ in
                 do throws(CommandError) {
                     try session.ticked()
