@@ -131,8 +131,9 @@ final class MediaLoop: @unchecked Sendable {
         /// The receiver is a WebRTC relay's socket (`bind`): no other member may have it.
         var relay = false
         var muted = false
-        /// Its stream is in the runner (a bound publisher, once added).
-        var publishes = false
+        /// Its stream's jitter buffer, which the runner plays and this loop feeds (a bound publisher, once added):
+        /// held here so that a datagram reaches it without another lookup.
+        var stream: RTPStreamReceiver?
         /// The publisher's packet budget (only a bound sender spends it).
         var budget: RateBudget
         /// A WebRTC member's mix of the others (`bind`), sent instead of their forwarded packets.
@@ -361,7 +362,7 @@ final class MediaLoop: @unchecked Sendable {
                     counters.refusedReceivers += 1
                 }
             }
-            if let ssrc = members[index].ssrc, sender != nil, !members[index].publishes { publish(&members[index], ssrc: ssrc) }
+            if let ssrc = members[index].ssrc, sender != nil, members[index].stream == nil { publish(&members[index], ssrc: ssrc) }
             // A WebRTC session hears the others mixed: its browser has one track from the server.
             if members[index].receiver == nil || mediaRoom.levelsOnly {
                 members[index].mix = nil
@@ -395,7 +396,7 @@ final class MediaLoop: @unchecked Sendable {
         guard runner.stream(ofSSRC: ssrc.rawValue) == nil, !runner.rooms.contains(key) else { return }
         do {
             try runner.addStream(key, ssrc: ssrc.rawValue, in: member.room, name: member.participant.rawValue)
-            member.publishes = true
+            member.stream = runner.receiver(of: key)
         } catch {
             // libopus could not make a decoder: the member is forwarded but not heard.
         }
@@ -403,7 +404,7 @@ final class MediaLoop: @unchecked Sendable {
 
     private func removeMember(at index: Int) {
         let member = members[index]
-        if member.publishes {
+        if member.stream != nil {
             let key = MemberKey(room: member.room, participant: member.participant)
             // The engine's closing events come after the member is gone: end its recorded speech now.
             if recordsAudio, runner.rooms.isSpeaking(key), let room = rooms[member.room] {
@@ -468,7 +469,7 @@ final class MediaLoop: @unchecked Sendable {
                 counters.wrongSource += 1
                 return
             }
-            if members[index].publishes, runner.receive(report) { counters.senderReports += 1 }
+            if members[index].stream?.receive(report) == true { counters.senderReports += 1 }
             return
         }
         guard case .packet(let packet) = RTPPacket.parse(bytes, audioLevelID: 1) else {
@@ -509,9 +510,7 @@ final class MediaLoop: @unchecked Sendable {
                 if socket.send(bytes, to: receiver) { counters.forwarded += 1 } else { counters.sendFailures += 1 }
             }
         }
-        if member.publishes {
-            runner.insert(packet, datagram: bytes, into: MemberKey(room: member.room, participant: member.participant), arrival: arrival)
-        }
+        _ = member.stream?.insert(packet, datagram: bytes, arrival: arrival ?? runner.arrivalNow)
     }
 
     /// A publisher's hop that held audio this tick, as the engine heard it: recorded, and kept for the mixes.
@@ -554,9 +553,8 @@ final class MediaLoop: @unchecked Sendable {
     /// Adds up the jitter buffers' losses (once a second: O(members)).
     private func countLosses() {
         var concealed = lostByRemoved.concealed, recovered = lostByRemoved.recovered, silenced = lostByRemoved.silenced
-        for index in members.indices where members[index].publishes {
-            guard let statistics = runner.receiver(of: MemberKey(room: members[index].room, participant: members[index].participant))?.statistics
-            else { continue }
+        for index in members.indices {
+            guard let statistics = members[index].stream?.statistics else { continue }
             concealed += statistics.concealed
             recovered += statistics.recovered
             silenced += statistics.silenced
@@ -662,7 +660,7 @@ final class MediaLoop: @unchecked Sendable {
             for index in room.members {
                 let member = members[index]
                 let key = MemberKey(room: member.room, participant: member.participant)
-                guard member.publishes, let engineLevel = runner.rooms.level(of: key) else { continue }
+                guard member.stream != nil, let engineLevel = runner.rooms.level(of: key) else { continue }
                 let level = member.muted ? -127 : max(-127, min(0, Double(engineLevel)))
                 levels[member.participant.rawValue] = (level * 10).rounded() / 10
                 if !member.muted, runner.rooms.isSpeaking(key) { speaking.append(member.participant.rawValue) }

@@ -37,10 +37,10 @@ public final class MultiRoomRunner<Room: Hashable, Stream: Hashable> {
         case dominant(room: Room, stream: Stream?, time: Double)
     }
 
-    /// A present stream.
-    private struct Entry {
-        let key: Stream
-        let room: Room
+    /// How a present stream is fed: what the per-tick path reads. Not generic, so that a tick in a client's
+    /// module (which does not specialise this class) copies no value through witness tables and looks up no
+    /// generic metadata.
+    private struct Feed {
         let handle: StreamID
         /// Nil when the engine reads the source (`attached`).
         let pulled: (any HopSource)?
@@ -53,8 +53,9 @@ public final class MultiRoomRunner<Room: Hashable, Stream: Hashable> {
     private var roomIDs: [Room: RoomID] = [:]
     /// The caller's id of each room, for events.
     private var roomKeys: [RoomID: Room] = [:]
-    /// The present streams, in the order they were added: what `tick()` walks.
-    private var entries: [Entry] = []
+    /// The present streams, in the order they were added: what `tick()` walks, and (same positions) their ids.
+    private var feeds: [Feed] = []
+    private var keys: [(stream: Stream, room: Room)] = []
     private var positionOfKey: [Stream: Int] = [:]
     /// The caller's ids of each stream, for events. A removed stream's or room's stay until the events
     /// are next consumed (`retiredStreams`, `retiredRooms`), so that the events of its removal name it.
@@ -91,7 +92,7 @@ public final class MultiRoomRunner<Room: Hashable, Stream: Hashable> {
     /// Seconds of audio processed: the end of the last tick.
     public var time: Double { engine.time }
     /// The present streams, in the order they were added.
-    public var streams: [Stream] { entries.map(\.key) }
+    public var streams: [Stream] { keys.map(\.stream) }
 
     // MARK: Rooms and streams
 
@@ -115,9 +116,9 @@ public final class MultiRoomRunner<Room: Hashable, Stream: Hashable> {
         confinement.enter("removeRoom")
         defer { confinement.leave() }
         guard let id = roomIDs[room] else { return }
-        var position = entries.count - 1
+        var position = keys.count - 1
         while position >= 0 {
-            if entries[position].room == room { remove(entries[position].key) }
+            if keys[position].room == room { remove(keys[position].stream) }
             position -= 1
         }
         engine.removeRoom(id)
@@ -150,8 +151,9 @@ public final class MultiRoomRunner<Room: Hashable, Stream: Hashable> {
             engine.attach(concurrent, to: handle)
             attached = concurrent
         }
-        positionOfKey[stream] = entries.count
-        entries.append(Entry(key: stream, room: room, handle: handle, pulled: attached == nil ? source : nil, attached: attached, levels: levels))
+        positionOfKey[stream] = feeds.count
+        feeds.append(Feed(handle: handle, pulled: attached == nil ? source : nil, attached: attached, levels: levels))
+        keys.append((stream, room))
         streamKeys[handle] = (stream, room)
     }
 
@@ -163,26 +165,27 @@ public final class MultiRoomRunner<Room: Hashable, Stream: Hashable> {
         confinement.enter("remove")
         defer { confinement.leave() }
         guard let position = positionOfKey.removeValue(forKey: stream) else { return nil }
-        let handle = entries[position].handle
+        let handle = feeds[position].handle
         let statistics = engine.removeStream(handle)
         retiredStreams.append(handle)
-        entries.remove(at: position)
+        feeds.remove(at: position)
+        keys.remove(at: position)
         var later = position
-        while later < entries.count {
-            positionOfKey[entries[later].key] = later
+        while later < keys.count {
+            positionOfKey[keys[later].stream] = later
             later += 1
         }
         return statistics
     }
 
     /// The room of a present stream.
-    public func room(of stream: Stream) -> Room? { positionOfKey[stream].map { entries[$0].room } }
+    public func room(of stream: Stream) -> Room? { positionOfKey[stream].map { keys[$0].room } }
 
     /// Whether `stream` is present.
     public func contains(_ stream: Stream) -> Bool { positionOfKey[stream] != nil }
 
     /// The engine's handle of a present stream.
-    public func handle(of stream: Stream) -> StreamID? { positionOfKey[stream].map { entries[$0].handle } }
+    public func handle(of stream: Stream) -> StreamID? { positionOfKey[stream].map { feeds[$0].handle } }
 
     /// The smoothed level of a present stream in dBov (0 full scale, −127 silence), or nil if not present.
     public func level(of stream: Stream) -> Float? { handle(of: stream).map(engine.level(of:)) }
@@ -225,17 +228,17 @@ public final class MultiRoomRunner<Room: Hashable, Stream: Hashable> {
         defer { confinement.leave() }
         let tick = engine.ticks
         var position = 0
-        while position < entries.count {
-            let entry = entries[position]
+        while position < feeds.count {
+            let feed = feeds[position]
             var ended = false
-            if let attached = entry.attached {
+            if let attached = feed.attached {
                 ended = !attached.hasHop(tick: tick)
-            } else if let source = entry.pulled {
+            } else if let source = feed.pulled {
                 switch source.pull(tick: tick, into: hop) {
                 case .audio:
-                    engine.submit(UnsafeBufferPointer(hop), to: entry.handle)
+                    engine.submit(UnsafeBufferPointer(hop), to: feed.handle)
                 case .level(let level):
-                    engine.submitLevel(level, to: entry.handle)
+                    engine.submitLevel(level, to: feed.handle)
                 case .silence:
                     break
                 case .ended:
@@ -244,8 +247,9 @@ public final class MultiRoomRunner<Room: Hashable, Stream: Hashable> {
             }
             if ended {
                 // The next stream moves into this position.
-                let statistics = remove(entry.key)!
-                endedStream(entry.key, statistics)
+                let key = keys[position].stream
+                let statistics = remove(key)!
+                endedStream(key, statistics)
             } else {
                 position += 1
             }
@@ -253,9 +257,9 @@ public final class MultiRoomRunner<Room: Hashable, Stream: Hashable> {
         engine.tick()
         guard hears else { return }
         position = 0
-        while position < entries.count {
-            let entry = entries[position]
-            if !entry.levels { engine.withHeardHop(of: entry.handle) { hearing(entry.key, $0) } }
+        while position < feeds.count {
+            let feed = feeds[position]
+            if !feed.levels { engine.withHeardHop(of: feed.handle) { hearing(keys[position].stream, $0) } }
             position += 1
         }
     }
@@ -264,7 +268,7 @@ public final class MultiRoomRunner<Room: Hashable, Stream: Hashable> {
     public func finish() {
         confinement.enter("finish")
         defer { confinement.leave() }
-        while let first = entries.first { remove(first.key) }
+        while let first = keys.first { remove(first.stream) }
     }
 
     /// Hands every event since the last call to `body`, oldest first, and forgets them.
