@@ -287,8 +287,8 @@ final class MediaLoop: @unchecked Sendable {
         startClock()
         runner.run(
             on: [socket], until: { stopFlag.load(ordering: .acquiring) }, beforeTick: applyCommands,
-            receive: { bytes, source in route(bytes, from: source) },
-            hears: { recordsAudio || mixing }, hearing: { key, hop in heard(hop, of: key) }, ticked: { began, late in ticked(began: began, late: late) })
+            receive: { bytes, source in route(bytes, from: source) }, hears: { recordsAudio || mixing },
+            hearing: { key, hop in heard(hop, of: key) }, ticked: { began, late in ticked(began: began, late: late) })
     }
 
     /// Starts the 10 ms clock: tick 0 begins now. On the loop's thread (or, in tests, on the thread that
@@ -302,9 +302,9 @@ final class MediaLoop: @unchecked Sendable {
     func runTick() {
         confinement.enter("runTick")
         defer { confinement.leave() }
-        let began = runner.ticker.now(), late = runner.ticker.isLate(began: began)
-        if recordsAudio || mixing { runner.tick { key, hop in heard(hop, of: key) } } else { runner.tick() }
-        ticked(began: began, late: late)
+        runner.runDueTick(
+            hears: recordsAudio || mixing, hearing: { key, hop in heard(hop, of: key) },
+            ticked: { began, late in ticked(began: began, late: late) })
     }
 
     func applyCommands() {
@@ -334,7 +334,7 @@ final class MediaLoop: @unchecked Sendable {
                 delegate?.roomClosed(room, tick: ticks)
             }
         case .addMember(let room, let participant, let ssrc, let sender, let receiver):
-            guard let mediaRoom = rooms[room] else { return }
+            guard rooms[room] != nil else { return }
             var member = Member(
                 room: room, participant: participant, ssrc: ssrc,
                 source: sender.flatMap { SocketAddress(host: $0.host, port: $0.port ?? 0) },
@@ -346,7 +346,6 @@ final class MediaLoop: @unchecked Sendable {
                 member.receiver = nil
                 counters.refusedReceivers += 1
             }
-            _ = mediaRoom
             if let ssrc, sender != nil { publish(&member, ssrc: ssrc) }
             members.append(member)
             reindex()

@@ -28,7 +28,8 @@ public final class RTPRoomRunner<Room: Hashable, Stream: Hashable> {
     public enum RoomMode: Sendable, Equatable {
         /// Opus is decoded; the engine analyses the audio.
         case decode
-        /// Nothing is decoded; the engine hears the packets' RFC 6464 levels (header extension `levelID`).
+        /// Nothing is decoded; the engine hears the levels the caller parsed from the packets' RFC 6464
+        /// header extension.
         case levels
     }
 
@@ -220,9 +221,21 @@ public final class RTPRoomRunner<Room: Hashable, Stream: Hashable> {
         try rooms.consumeEvents(body)
     }
 
+    /// Runs the tick that is due now, late or not: `tick(hearing:)` when `hears`, else `tick()`, then `ticked`
+    /// with when the tick began and whether it began more than a tick after it was due. The paced loop's step
+    /// after its input; a caller that plays the loop itself (a test, faster than real time) calls it too.
+    /// - Complexity: as `tick`. Allocates nothing.
+    public func runDueTick(
+        hears: Bool, hearing: (Stream, UnsafeBufferPointer<Float>) -> Void, ticked: (_ began: UInt64, _ late: Bool) -> Void
+    ) {
+        let began = ticker.now(), late = ticker.isLate(began: began)
+        if hears { tick(hearing: hearing) } else { tick() }
+        ticked(began, late)
+    }
+
     /// The paced loop: until `stop` says so, `beforeTick`, then datagrams to `receive` until the tick is
-    /// due, then the tick (`hearing` as in `tick(hearing:)`, when `hears()` says so for this tick), then `ticked` with when the tick began and
-    /// whether it began more than a tick after it was due (the events and outputs are the caller's there). Call after `start()`, on the thread that owns the runner.
+    /// due, then `runDueTick` (hearing the hops when `hears()` says so for this tick; the events and outputs
+    /// are the caller's, in `ticked`). Call after `start()`, on the thread that owns the runner.
     /// - Parameters:
     ///   - sockets: Where datagrams arrive.
     ///   - stop: Read before each tick and while waiting; true ends the loop.
@@ -262,9 +275,7 @@ public final class RTPRoomRunner<Room: Hashable, Stream: Hashable> {
                     usleep(UInt32(seconds * 1e6))
                 }
             }
-            let began = self.ticker.now(), late = self.ticker.isLate(began: began)
-            if hears() { tick(hearing: hearing) } else { tick() }
-            ticked(began, late)
+            runDueTick(hears: hears(), hearing: hearing, ticked: ticked)
         }
     }
 }

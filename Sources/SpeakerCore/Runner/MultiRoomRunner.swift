@@ -3,7 +3,7 @@
 /// the hops the engine analysed. Events name rooms and streams by those ids.
 ///
 /// The one frame loop of the library: `RoomRunner` (one room: `detect`, `eval`, `live`, the SDK's local
-/// detector) is a view of it, and the RTP rooms of `listen` and the server (`RTPRooms`) run on it. No
+/// detector) is a view of it, and the RTP rooms of `listen` and the server (`RTPRoomRunner`) run on it. No
 /// caller keeps a map from the engine's ids to its own.
 ///
 /// A `ConcurrentHopSource` that `readsConcurrently` (a mono file, an RTP stream that decodes) is not pulled:
@@ -19,7 +19,7 @@
 /// runner.addRoom("standup")
 /// runner.add(receiver, as: "alice", in: "standup")
 /// while running {
-///     runner.tick { stream, hop in mixer.add(hop, of: stream) }   // the hops the engine heard
+///     runner.tick(hearing: { stream, hop in mixer.add(hop, of: stream) })   // the hops the engine heard
 ///     runner.consumeEvents { event in … }                           // .dominant(room: "standup", stream: "alice", …)
 /// }
 /// ```
