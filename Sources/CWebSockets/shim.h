@@ -2,6 +2,20 @@
 #define ACTIVESPEAKER_CWEBSOCKETS_SHIM_H
 #include <libwebsockets.h>
 #include <openssl/x509.h>
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+
+/// Names the server a TLS client connects to (SNI), a macro in OpenSSL.
+/// The corresponding C macro is `SSL_set_tlsext_host_name`.
+static inline int activespeaker_ssl_set_server_name(SSL *ssl, const char *name) {
+    return (int)SSL_set_tlsext_host_name(ssl, name);
+}
+
+/// Refuses TLS versions before 1.2 on a client context, a macro in OpenSSL.
+/// The corresponding C macro is `SSL_CTX_set_min_proto_version`.
+static inline int activespeaker_ssl_require_tls12(SSL_CTX *context) {
+    return (int)SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION);
+}
 
 /// The headroom libwebsockets needs in front of every buffer given to `lws_write` (`LWS_PRE`,
 /// a macro expression Swift cannot import).

@@ -9,7 +9,7 @@ public struct HTTPRequest: Sendable {
     /// without `=` maps to `""`; of repeated names the last wins.
     public var query: [String: String]
     /// Request headers by lower-cased name (`authorization`, `content-type`, `host`, …). Only the
-    /// headers libwebsockets has a token for are present; unknown custom headers are not.
+    /// headers libwebsockets has a token for are present; others only when the server was given their names (`customHeaders`).
     public var headers: [String: String]
     /// The body; at most the server's `maximumBodyBytes`.
     public var body: [UInt8]

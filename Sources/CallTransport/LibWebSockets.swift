@@ -133,9 +133,19 @@ enum LibWebSockets {
         return arguments
     }
 
-    /// Every header lws parsed into its token table, by lower-cased name without the colon.
-    static func headers(_ wsi: OpaquePointer) -> [String: String] {
+    /// Every header lws parsed into its token table, and those of `custom` (lower-cased names lws has no
+    /// token for, which it can only look up by name), by lower-cased name without the colon.
+    static func headers(_ wsi: OpaquePointer, custom: Set<String> = []) -> [String: String] {
         var headers: [String: String] = [:]
+        for name in custom {
+            let key = name + ":"
+            let length = Int(lws_hdr_custom_length(wsi, key, Int32(key.utf8.count)))
+            guard length >= 0 else { continue }
+            var buffer = [CChar](repeating: 0, count: length + 1)
+            let copied = lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), key, Int32(key.utf8.count))
+            guard copied >= 0 else { continue }
+            headers[name] = String(decoding: buffer.prefix(Int(copied)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
         for raw in 0..<_WSI_TOKEN_CLIENT_SENT_PROTOCOLS.rawValue {
             let token = lws_token_indexes(rawValue: raw)
             if token == WSI_TOKEN_HTTP_URI_ARGS { continue }

@@ -14,6 +14,9 @@ public struct TransportError: Error, CustomStringConvertible, Sendable, Hashable
         case connect = "connect failed"
         /// No connection within the time allowed.
         case timeout = "connect timed out"
+        /// An HTTP exchange on a connection made: sending the request, or reading or parsing the answer
+        /// (closed early, timed out, malformed).
+        case exchange = "request failed"
     }
 
     /// What failed: the listening address (`127.0.0.1:8080`, `[::1]:0`) or the URL.

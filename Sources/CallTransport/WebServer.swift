@@ -52,6 +52,8 @@ public final class WebServer: @unchecked Sendable {
     ///   - headerTimeout: seconds a connection may take to send a request's headers (or sit idle
     ///     between keep-alive requests) before it is closed.
     ///   - tls: the certificate chain and private key for https and wss; nil: plain http and ws.
+    ///   - customHeaders: names of headers libwebsockets has no token for (`x-…`, `activespeaker-…`) that
+    ///     a request should keep; the others are dropped (libwebsockets 4.1 cannot list them).
     ///   - delegate: receives requests and messages, on the service thread.
     /// - Throws: `TransportError` `.parse` for an unsupported host or port, `.listen` if the socket
     ///   cannot be bound (port in use, address not on this machine) or a TLS file cannot be used (the
@@ -59,7 +61,7 @@ public final class WebServer: @unchecked Sendable {
     public init(host: String = "127.0.0.1", port: Int = 0, maximumMessageBytes: Int = 65536,
                 maximumBodyBytes: Int = 65536, maximumQueuedBytes: Int = 4 << 20, webSocketPaths: Set<String> = [],
                 maximumConnectionsPerAddress: Int = 64, headerTimeout: Int = 5, tls: TLSIdentity? = nil,
-                delegate: any WebServerDelegate) throws(TransportError) {
+                customHeaders: Set<String> = [], delegate: any WebServerDelegate) throws(TransportError) {
         precondition(maximumMessageBytes > 0 && maximumBodyBytes >= 0 && maximumQueuedBytes > 0, "limits must be positive")
         precondition(maximumConnectionsPerAddress > 0 && headerTimeout > 0, "limits must be positive")
         self.host = host
@@ -67,7 +69,7 @@ public final class WebServer: @unchecked Sendable {
         core = try WebServerCore(host: host, port: port, maximumMessageBytes: maximumMessageBytes,
                                  maximumBodyBytes: maximumBodyBytes, maximumQueuedBytes: maximumQueuedBytes,
                                  webSocketPaths: webSocketPaths, maximumConnectionsPerAddress: maximumConnectionsPerAddress,
-                                 headerTimeout: headerTimeout, tls: tls, delegate: delegate)
+                                 headerTimeout: headerTimeout, tls: tls, customHeaders: customHeaders, delegate: delegate)
         self.port = core.port
     }
 

@@ -89,10 +89,12 @@ final class WebServerCore: @unchecked Sendable {
     static let maximumTargetBytes = 8_192
     /// Seconds a connection may take to send a request's headers, or to take an answer.
     let headerTimeout: Int
+    /// Lower-cased names of headers lws has no token for that requests keep (`WebServer.init`).
+    let customHeaders: Set<String>
 
     init(host: String, port: Int, maximumMessageBytes: Int, maximumBodyBytes: Int, maximumQueuedBytes: Int,
          webSocketPaths: Set<String>, maximumConnectionsPerAddress: Int, headerTimeout: Int, tls: TLSIdentity?,
-         delegate: any WebServerDelegate) throws(TransportError) {
+         customHeaders: Set<String>, delegate: any WebServerDelegate) throws(TransportError) {
         let display = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         address = display
         guard (0...65535).contains(port) else { throw TransportError(display, .parse, "port must be 0…65535") }
@@ -110,6 +112,7 @@ final class WebServerCore: @unchecked Sendable {
         self.webSocketPaths = webSocketPaths
         self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
         self.headerTimeout = headerTimeout
+        self.customHeaders = Set(customHeaders.map { $0.lowercased() })
         self.delegate = delegate
         LibWebSockets.configureLogging()
 
@@ -447,7 +450,7 @@ final class WebServerCore: @unchecked Sendable {
             respond(connection, .text(status: 414, "request target over \(Self.maximumTargetBytes) bytes\n"), closeAfter: true)
             return 0
         }
-        let headers = LibWebSockets.headers(wsi)
+        let headers = LibWebSockets.headers(wsi, custom: customHeaders)
         let headerBytes = headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 4 }
         guard headerBytes <= Self.maximumTargetBytes else {
             respond(connection, .text(status: 431, "request headers over \(Self.maximumTargetBytes) bytes\n"), closeAfter: true)

@@ -43,7 +43,7 @@ public final class WebSocketClient: @unchecked Sendable {
     public init(url: String, maximumMessageBytes: Int = 65536, certificateAuthorityFile: String? = nil) throws(TransportError) {
         precondition(maximumMessageBytes > 0, "maximumMessageBytes must be positive")
         self.url = url
-        let endpoint = try WebSocketURL(url)
+        let endpoint = try EndpointURL(url)
         if endpoint.secure, let file = certificateAuthorityFile,
            let problem = PEMFile.problem(file, .certificate, role: "certificate authority file") {
             throw TransportError(url, .parse, problem)

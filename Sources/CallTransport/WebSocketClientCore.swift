@@ -40,7 +40,7 @@ final class WebSocketClientCore: @unchecked Sendable {
     }
 
     let url: String
-    let endpoint: WebSocketURL
+    let endpoint: EndpointURL
     private let continuation: AsyncStream<String>.Continuation
     private let shared = Mutex(Shared())
     private let forced = Atomic<Bool>(false)
@@ -73,7 +73,7 @@ final class WebSocketClientCore: @unchecked Sendable {
     /// Why OpenSSL refused the server's certificate, when it did (from the verify callback).
     private var verificationFailure: String?
 
-    init(url: String, endpoint: WebSocketURL, maximumMessageBytes: Int, certificateAuthorityFile: String?,
+    init(url: String, endpoint: EndpointURL, maximumMessageBytes: Int, certificateAuthorityFile: String?,
          continuation: AsyncStream<String>.Continuation) {
         self.url = url
         self.endpoint = endpoint

@@ -77,12 +77,12 @@ final class RecordingDelegate: WebServerDelegate {
     /// Makes, wires and starts a server with this delegate.
     static func serve(host: String = "127.0.0.1", echoes: Bool = true, maximumMessageBytes: Int = 65536,
                       maximumBodyBytes: Int = 65536, maximumQueuedBytes: Int = 4 << 20,
-                      maximumConnectionsPerAddress: Int = 64) throws -> (WebServer, RecordingDelegate) {
+                      maximumConnectionsPerAddress: Int = 64, customHeaders: Set<String> = []) throws -> (WebServer, RecordingDelegate) {
         let delegate = RecordingDelegate(echoes: echoes)
         let server = try WebServer(host: host, maximumMessageBytes: maximumMessageBytes,
                                    maximumBodyBytes: maximumBodyBytes, maximumQueuedBytes: maximumQueuedBytes,
                                    webSocketPaths: ["/v1/signal"], maximumConnectionsPerAddress: maximumConnectionsPerAddress,
-                                   delegate: delegate)
+                                   customHeaders: customHeaders, delegate: delegate)
         delegate.server.withLock { $0 = server }
         server.start()
         return (server, delegate)

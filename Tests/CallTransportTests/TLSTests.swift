@@ -198,10 +198,10 @@ struct TLSTests {
         #expect(missing?.message == "certificate authority file /no/such/ca.pem: cannot read (No such file or directory)")
         // Not used (nor read) for ws://.
         _ = try WebSocketClient(url: "ws://localhost:1/", certificateAuthorityFile: "/no/such/ca.pem")
-        let parsed = try WebSocketURL("WSS://example.org/v1/signal")
+        let parsed = try EndpointURL("WSS://example.org/v1/signal")
         #expect(parsed.secure && parsed.port == 443 && parsed.host == "example.org" && parsed.pathAndQuery == "/v1/signal")
-        #expect(try !WebSocketURL("ws://example.org").secure)
-        let ipv6 = #expect(throws: TransportError.self) { _ = try WebSocketURL("wss://[::1]:8443/") }
+        #expect(try !EndpointURL("ws://example.org").secure)
+        let ipv6 = #expect(throws: TransportError.self) { _ = try EndpointURL("wss://[::1]:8443/") }
         #expect(ipv6?.message.contains("IPv6") == true)
     }
 }

@@ -425,7 +425,7 @@ struct WebSocketTests {
         ("ws://localhost:5?q", "localhost", 5, "/?q", "localhost:5"),
     ])
     func urlParts(url: String, host: String, port: Int, path: String, header: String) throws {
-        let parsed = try WebSocketURL(url)
+        let parsed = try EndpointURL(url)
         #expect(parsed.host == host)
         #expect(parsed.port == port)
         #expect(parsed.pathAndQuery == path)

@@ -1,6 +1,16 @@
-/// The parts of a `ws://` or `wss://` URL that a WebSocket client needs.
-struct WebSocketURL: Sendable, Equatable {
-    /// True for `wss://`: the connection is TLS, and the server's certificate is verified.
+/// The parts of a `ws://`/`wss://` URL that a WebSocket client needs, or of an `http://`/`https://` URL
+/// that an `HTTPClient` needs.
+struct EndpointURL: Sendable, Equatable {
+    /// A pair of schemes: plain and TLS.
+    struct Schemes: Sendable, Equatable {
+        var plain: String
+        var secure: String
+
+        static let webSocket = Schemes(plain: "ws", secure: "wss")
+        static let http = Schemes(plain: "http", secure: "https")
+    }
+
+    /// True for `wss://` or `https://`: the connection is TLS, and the server's certificate is verified.
     var secure: Bool
     /// The host without brackets: `127.0.0.1`, `::1`, `localhost`.
     var host: String
@@ -12,19 +22,22 @@ struct WebSocketURL: Sendable, Equatable {
     var hostHeader: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
     /// Parses `ws://HOST[:PORT][/PATH][?QUERY]` with HOST a name, IPv4 address or `[IPv6]`, PORT by
-    /// default 80; or the same with `wss://`, PORT by default 443, HOST a name or IPv4 address.
+    /// default 80; or the same with `wss://`, PORT by default 443, HOST a name or IPv4 address. With
+    /// `schemes: .http`, the same for `http://` and `https://`.
     ///
     /// `wss://[IPv6]` is refused: libwebsockets 4.1.6 takes the name to verify from the `Host` header
-    /// cut at its first colon, so an IPv6 address could never match its certificate.
-    init(_ text: String) throws(TransportError) {
+    /// cut at its first colon, so an IPv6 address could never match its certificate. `https://[IPv6]`
+    /// is refused alike, so that both clients take the same URLs.
+    init(_ text: String, schemes: Schemes = .webSocket) throws(TransportError) {
         let lowered = text.lowercased()
         let schemeLength: Int
-        if lowered.hasPrefix("ws://") {
-            (secure, schemeLength) = (false, 5)
-        } else if lowered.hasPrefix("wss://") {
-            (secure, schemeLength) = (true, 6)
+        if lowered.hasPrefix(schemes.plain + "://") {
+            (secure, schemeLength) = (false, schemes.plain.count + 3)
+        } else if lowered.hasPrefix(schemes.secure + "://") {
+            (secure, schemeLength) = (true, schemes.secure.count + 3)
         } else {
-            throw TransportError(text, .parse, "expected ws://HOST:PORT/PATH or wss://HOST:PORT/PATH")
+            throw TransportError(
+                text, .parse, "expected \(schemes.plain)://HOST:PORT/PATH or \(schemes.secure)://HOST:PORT/PATH")
         }
         let rest = text.dropFirst(schemeLength)
         let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
@@ -40,7 +53,7 @@ struct WebSocketURL: Sendable, Equatable {
             }
             host = authority[authority.index(after: authority.startIndex)..<close]
             if secure {
-                throw TransportError(text, .parse, "wss:// to an IPv6 address is not supported (its certificate cannot be checked); use a host name")
+                throw TransportError(text, .parse, "\(schemes.secure):// to an IPv6 address is not supported (its certificate cannot be checked); use a host name")
             }
             let after = authority[authority.index(after: close)...]
             if !after.isEmpty {
