@@ -58,7 +58,7 @@ struct HTTPAPI {
             let metrics = Metrics(
                 rooms: rooms, participants: participants, connections: connections, media: server.mediaStatistics,
                 droppedRecordingHops: server.droppedRecordingHops,
-                cluster: server.cluster.map { ($0.redisConnected, $0.nodes.count) })
+                cluster: server.cluster.map { ($0.redisConnected, $0.nodes.count) }, webhooks: server.webhooks?.statistics)
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(metrics.text.utf8))
         case .createRoom:
             let body = try Self.decode(RoomRequest.self, request.body, empty: RoomRequest())

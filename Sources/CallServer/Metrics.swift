@@ -7,6 +7,8 @@ struct Metrics {
     var droppedRecordingHops: Int
     /// Several nodes: whether Redis answered the last heartbeat, and the live nodes then; nil for one process.
     var cluster: (redisConnected: Bool, nodes: Int)?
+    /// With a webhook: its deliveries so far; nil without one.
+    var webhooks: WebhookSender.Statistics?
 
     /// One family: its help and type lines, then its samples (`labels` without braces, or empty).
     private struct Family {
@@ -81,6 +83,18 @@ struct Metrics {
             all.append(Family(
                 name: "activespeaker_cluster_nodes", help: "Live nodes of the cluster, this one included, as of the last heartbeat.",
                 type: "gauge", samples: [("", Double(cluster.nodes))]))
+        }
+        if let webhooks {
+            all.append(Family(
+                name: "activespeaker_webhook_deliveries_total", help: "Webhook deliveries, by outcome (failed: attempts that will be retried or were given up).",
+                type: "counter",
+                samples: [
+                    (#"outcome="delivered""#, Double(webhooks.delivered)), (#"outcome="failed""#, Double(webhooks.failedAttempts)),
+                    (#"outcome="given_up""#, Double(webhooks.givenUp)),
+                ]))
+            all.append(Family(
+                name: "activespeaker_webhook_pending", help: "Room events waiting for their webhook delivery.", type: "gauge",
+                samples: [("", Double(webhooks.pending))]))
         }
         var lines: [String] = []
         for family in all {

@@ -64,6 +64,8 @@ public struct RoomServerConfiguration: Sendable {
     /// Several nodes coordinated through Redis (docs/call.md, "Several nodes"); nil: one process, rooms
     /// in memory. Needs a `secret` shared by every node.
     public var cluster: ClusterConfiguration?
+    /// Where each room event is also posted, signed, in order per room (`serve --webhook`); nil: nowhere.
+    public var webhook: WebhookConfiguration?
 
     public init() {}
 }
@@ -95,6 +97,8 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
     private let serverLog: ServerLog
     /// Several nodes: this node's side of the cluster; nil for a single process. Set once in `init`.
     private(set) var cluster: ClusterNode?
+    /// Posts the rooms' events to the webhook URL; nil without one. Set once in `init`.
+    private(set) var webhooks: WebhookSender?
     /// Where `Effect.locate` asks the cluster (Redis calls stay off the transport and media threads).
     private let routing = DispatchQueue(label: "activespeaker.cluster.routing")
     private let started = DispatchTime.now().uptimeNanoseconds
@@ -118,6 +122,11 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
         let started = self.started
         serverLog = ServerLog(output: log, recorder: recorder) { Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
         let rtpSocket = try UDPSocket(address: configuration.rtpAddress)
+        if let webhook = configuration.webhook {
+            guard webhook.secret.count >= 16 else { throw CallError(.malformedMessage, "a webhook secret has 16 bytes at least") }
+            let serverLog = serverLog
+            webhooks = WebhookSender(webhook, clock: serverLog.clock) { report in serverLog(ServerEvent(report)) }
+        }
         registry = Mutex(RoomRegistry(settings: RoomRegistry.Settings(
             secret: secret, rtp: rtpSocket.ownAddresses(), defaultMaxParticipants: configuration.maxParticipants,
             clientTimeout: configuration.clientTimeout, rejoinBan: configuration.rejoinBan,
@@ -209,6 +218,11 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
         media.stop()
         recorder?.finish(tick: media.tickCount)
         serverLog.flush()
+        if let webhooks {
+            let lost = webhooks.stop(within: 2)
+            if lost > 0 { serverLog(.webhookLost(count: lost)) }
+            serverLog.flush()
+        }
     }
 
     /// Returns once every event logged before the call has been written to the log output (log lines
@@ -222,8 +236,11 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
 
     /// Logs a server event, and in a cluster publishes a room's events on its channel.
     private func log(_ event: ServerEvent) {
-        guard let cluster, let room = event.channelRoom else { return serverLog(event) }
-        serverLog(event) { line in cluster.publish(room: room, line: line) }
+        guard let room = event.channelRoom, cluster != nil || webhooks != nil else { return serverLog(event) }
+        serverLog(event) { [cluster, webhooks] line in
+            cluster?.publish(room: room, line: line)
+            webhooks?.add(room: room, line: line)
+        }
     }
 
     // MARK: Decisions and their effects

@@ -28,6 +28,20 @@ enum ServerEvent: Equatable, Sendable {
     case redisRestored
     /// Several nodes: another node holds the claim of a room this node hosts (after a Redis outage).
     case claimLost(room: CallRoomID)
+    /// A webhook attempt failed; the delivery is tried again in `retryIn` seconds.
+    case webhookFailed(room: CallRoomID, sequence: Int, attempt: Int, reason: String, retryIn: Double)
+    /// A webhook delivery was given up (too old, or its room's queue full).
+    case webhookGivenUp(room: CallRoomID, sequence: Int, reason: String)
+    /// The server stopped with webhook deliveries still pending.
+    case webhookLost(count: Int)
+
+    init(_ report: WebhookSender.Report) {
+        switch report {
+        case .failed(let room, let sequence, let attempt, let reason, let retryIn):
+            self = .webhookFailed(room: room, sequence: sequence, attempt: attempt, reason: reason, retryIn: retryIn)
+        case .givenUp(let room, let sequence, let reason): self = .webhookGivenUp(room: room, sequence: sequence, reason: reason)
+        }
+    }
 
     /// The room whose recording the event belongs in; nil for the server's own events.
     var room: CallRoomID? {
@@ -35,7 +49,9 @@ enum ServerEvent: Equatable, Sendable {
         case .participantJoined(let room, _, _), .participantLeft(let room, _), .micMuted(let room, _, _),
             .speakerChanged(let room, _, _):
             room
-        case .listening, .error, .roomOpened, .roomClosed, .clusterJoined, .redisLost, .redisRestored, .claimLost, .webRTC: nil
+        case .listening, .error, .roomOpened, .roomClosed, .clusterJoined, .redisLost, .redisRestored, .claimLost, .webRTC,
+            .webhookFailed, .webhookGivenUp, .webhookLost:
+            nil
         }
     }
 
@@ -76,6 +92,14 @@ enum ServerEvent: Equatable, Sendable {
         case .redisLost(let reason): members += [("type", "redis-lost"), ("reason", reason)]
         case .redisRestored: members += [("type", "redis-restored")]
         case .claimLost(let room): members += [("type", "claim-lost"), ("room", room)]
+        case .webhookFailed(let room, let sequence, let attempt, let reason, let retryIn):
+            members += [
+                ("type", "webhook-failed"), ("room", room), ("sequence", sequence), ("attempt", attempt), ("reason", reason),
+                ("retryIn", (retryIn * 1000).rounded() / 1000),
+            ]
+        case .webhookGivenUp(let room, let sequence, let reason):
+            members += [("type", "webhook-given-up"), ("room", room), ("sequence", sequence), ("reason", reason)]
+        case .webhookLost(let count): members += [("type", "webhook-lost"), ("count", count)]
         }
         let written: [String] = members.map { (key: String, value: any Encodable) -> String in
             JSON.quoted(key) + ":" + JSON.text(value)

@@ -91,6 +91,16 @@ struct ServeCommand: Command {
             Every node needs the same --secret. docs/call.md, Several nodes.
             """),
         .value("node-id", "ID", help: "This node's id in the cluster (default: HOST-PORT)."),
+        .value("webhook", "URL", help: """
+            Also POST each room event to this http:// or https:// URL: signed,
+            in order per room, retried with backoff (docs/sidecar.md, Webhooks).
+            Needs --webhook-secret-file.
+            """),
+        .value("webhook-secret-file", "FILE", help: """
+            The webhook signing secret: the file's first line, 16 bytes at least.
+            """),
+        .value("webhook-ca", "FILE", help: "For an https:// --webhook: the CAs to trust (PEM) instead of the system's."),
+        .value("webhook-max-age", "SECONDS", help: "Retry a webhook delivery this long before giving it up (default 3600)."),
         .value("advertise", "HOST", help: """
             The address other nodes and clients reach this node at (default:
             the --listen host; the host name when listening on all addresses).
@@ -130,6 +140,12 @@ struct ServeCommand: Command {
         {"type":"redis-restored"} and {"type":"claim-lost","room":…}; a room's
         events are also published on the Redis channel
         activespeaker:room:ROOM:events.
+
+        With --webhook also {"type":"webhook-failed","room":…,"sequence":3,
+        "attempt":1,"reason":"HTTP 503","retryIn":0.5} and
+        {"type":"webhook-given-up",…}; each room event is POSTed as its JSON line
+        with headers ActiveSpeaker-Room, -Sequence, -Delivery, -Attempt and
+        ActiveSpeaker-Signature: t=UNIX,v1=HEX(HMAC-SHA256(secret, "t.body")).
 
         EXIT STATUS: 0 after Ctrl-C or --duration; 1 if a port cannot be bound (one
         line on standard error, e.g. "cannot listen on 127.0.0.1:8080: address in
@@ -241,6 +257,7 @@ struct ServeCommand: Command {
         } else if options.value("node-id") != nil || options.value("advertise") != nil {
             throw .usage("--node-id and --advertise go with --redis")
         }
+        configuration.webhook = try Self.webhook(options)
         configuration.recordingDirectory = options.value("record")
         configuration.levelsOnly = options.has("levels-only")
         if configuration.levelsOnly, configuration.recordingDirectory != nil {
@@ -258,6 +275,39 @@ struct ServeCommand: Command {
         }
         if !options.positionals.isEmpty { throw .usage("unexpected argument \(options.positionals[0])") }
         self.configuration = configuration
+    }
+
+    /// `--webhook` with its secret file and settings; nil without `--webhook`.
+    static func webhook(_ options: ParsedOptions) throws(CommandError) -> WebhookConfiguration? {
+        guard let url = options.value("webhook") else {
+            for name in ["webhook-secret-file", "webhook-ca", "webhook-max-age"] where options.value(name) != nil {
+                throw .usage("--\(name) goes with --webhook")
+            }
+            return nil
+        }
+        guard url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://") else {
+            throw .usage("--webhook \(url): expected an http:// or https:// URL")
+        }
+        guard let path = options.value("webhook-secret-file") else {
+            throw .usage("--webhook needs --webhook-secret-file FILE (deliveries are signed with its secret)")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .failure("serve: cannot read the webhook secret file \(path)")
+        }
+        let firstLine = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).first ?? []
+        var secret = Array(firstLine)
+        while let last = secret.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: " ") { secret.removeLast() }
+        guard secret.count >= 16 else { throw .failure("serve: the webhook secret in \(path) is shorter than 16 bytes") }
+        var webhook = WebhookConfiguration(url: url, secret: secret)
+        if let file = options.value("webhook-ca") {
+            guard FileManager.default.isReadableFile(atPath: file) else { throw .failure("serve: cannot read --webhook-ca \(file)") }
+            webhook.certificateAuthorityFile = file
+        }
+        if let text = options.value("webhook-max-age") {
+            guard let seconds = Double(text), seconds > 0 else { throw .usage("--webhook-max-age \(text): expected seconds > 0") }
+            webhook.maximumAge = seconds
+        }
+        return webhook
     }
 
     func run() throws(CommandError) {

@@ -190,6 +190,20 @@ struct CallCLITests {
             let badWorkers = try CLI.run(["serve", "--media-workers", workers])
             #expect(badWorkers.status == 64 && badWorkers.stderr.contains("--media-workers \(workers): expected 1-64"), "\(badWorkers.stderr)")
         }
+        let noSecret = try CLI.run(["serve", "--webhook", "http://127.0.0.1:9/hooks"])
+        #expect(noSecret.status == 64 && noSecret.stderr.contains("--webhook needs --webhook-secret-file"), "\(noSecret.stderr)")
+        let notHTTP = try CLI.run(["serve", "--webhook", "ftp://example.org/", "--webhook-secret-file", "/dev/null"])
+        #expect(notHTTP.status == 64 && notHTTP.stderr.contains("expected an http:// or https:// URL"), "\(notHTTP.stderr)")
+        let alone = try CLI.run(["serve", "--webhook-secret-file", "/dev/null"])
+        #expect(alone.status == 64 && alone.stderr.contains("--webhook-secret-file goes with --webhook"), "\(alone.stderr)")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let short = directory.path("short")
+        try "too-short\n".write(toFile: short, atomically: true, encoding: .utf8)
+        let shortSecret = try CLI.run(["serve", "--webhook", "http://127.0.0.1:9/hooks", "--webhook-secret-file", short])
+        #expect(shortSecret.status == 1 && shortSecret.stderr.contains("shorter than 16 bytes"), "\(shortSecret.stderr)")
+        let missingSecret = try CLI.run(["serve", "--webhook", "http://127.0.0.1:9/hooks", "--webhook-secret-file", directory.path("none")])
+        #expect(missingSecret.status == 1 && missingSecret.stderr.contains("cannot read the webhook secret file"), "\(missingSecret.stderr)")
     }
 }
 
