@@ -96,7 +96,7 @@ struct HTTPAPI {
             let body = try Self.decode(IngestRequest.self, request.body, empty: nil)
             let info = try server.decide { registry throws(CallError) in
                 _ = try registry.authorize(token, room: room, moderator: true, now: epoch)
-                let source = try MediaSource(ingest: body.source, rtp: registry.settings.rtp)
+                let source = try MediaSource(ingest: body.source, rtp: registry.settings.rtp, audioLevelID: body.audioLevelId ?? 1)
                 return try registry.addIngest(room: room, participant: body.participantId, displayName: body.displayName, source: source, ssrc: body.ssrc)
             }
             let media = MediaDescription(rtpPort: server.rtpPort, ssrc: info.ssrc!, host: server.configuration.cluster?.advertiseHost)
@@ -245,6 +245,8 @@ private struct IngestRequest: Decodable {
     var displayName: String?
     var source: String
     var ssrc: SSRC?
+    /// The sender's extension id of the RFC 6464 audio level (1 by default; Chrome's is 1, others differ).
+    var audioLevelId: Int?
 }
 
 private struct IngestAnswer: Encodable {

@@ -127,6 +127,8 @@ final class MediaLoop: @unchecked Sendable {
         var ssrc: SSRC?
         /// The bound sender; port 0 when any port of the host is accepted.
         var source: SocketAddress?
+        /// The extension id of the bound sender's RFC 6464 audio level.
+        var audioLevelID = 1
         var receiver: SocketAddress?
         /// The receiver is a WebRTC relay's socket (`bind`): no other member may have it.
         var relay = false
@@ -337,7 +339,7 @@ final class MediaLoop: @unchecked Sendable {
             guard rooms[room] != nil else { return }
             var member = Member(
                 room: room, participant: participant, ssrc: ssrc,
-                source: sender.flatMap { SocketAddress(host: $0.host, port: $0.port ?? 0) },
+                source: sender.flatMap { SocketAddress(host: $0.host, port: $0.port ?? 0) }, audioLevelID: sender?.audioLevelID ?? 1,
                 receiver: receiver.flatMap { SocketAddress(host: $0.host, port: $0.port) },
                 budget: RateBudget(rate: Self.packetRate, burst: Self.packetBurst, now: Double(ticks) / 100))
             member.receiver = acceptable(receiver: member.receiver)
@@ -352,6 +354,7 @@ final class MediaLoop: @unchecked Sendable {
         case .bind(let room, let participant, let sender, let receiver, let mixSSRC):
             guard let index = memberOfKey[MemberKey(room: room, participant: participant)], let mediaRoom = rooms[room] else { return }
             members[index].source = sender.flatMap { SocketAddress(host: $0.host, port: $0.port ?? 0) }
+            members[index].audioLevelID = sender?.audioLevelID ?? 1
             members[index].receiver = acceptable(receiver: receiver.flatMap { SocketAddress(host: $0.host, port: $0.port) })
             // A relay's socket is the server's: a member that named it (as its rtpPort) loses it.
             members[index].relay = members[index].receiver != nil
@@ -471,7 +474,7 @@ final class MediaLoop: @unchecked Sendable {
             if members[index].stream?.receive(report) == true { counters.senderReports += 1 }
             return
         }
-        guard case .packet(let packet) = RTPPacket.parse(bytes, audioLevelID: 1) else {
+        guard case .packet(var packet) = RTPPacket.parse(bytes, audioLevelID: 1) else {
             counters.malformed += 1
             return
         }
@@ -487,6 +490,10 @@ final class MediaLoop: @unchecked Sendable {
         guard !member.muted else {
             counters.muted += 1
             return
+        }
+        // The publisher numbers its own extensions: read its level under its id (the header again, O(extension)).
+        if member.audioLevelID != 1, case .packet(let own) = RTPPacket.parse(bytes, audioLevelID: member.audioLevelID) {
+            packet = own
         }
         // A bound publisher's traffic is forwarded to every member: hold it to what audio needs.
         guard bytes.count <= Self.maximumDatagramBytes else {

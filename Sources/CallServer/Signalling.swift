@@ -55,6 +55,9 @@ enum MediaCommand: Equatable, Sendable {
 struct MediaSource: Hashable, Sendable {
     var host: String
     var port: Int?
+    /// The RFC 8285 extension id of the publisher's RFC 6464 audio level (its SDP's `a=extmap` of
+    /// `ssrc-audio-level`): senders number their extensions themselves and SFUs forward them unchanged.
+    var audioLevelID = 1
 }
 
 extension MediaSource {
@@ -62,7 +65,8 @@ extension MediaSource {
     /// resolved, blocking, on the signalling thread), that can send to the RTP socket: of its address
     /// family, and not the unspecified address (`0.0.0.0`, `::`), which no datagram comes from.
     /// - Throws: `.malformedMessage` saying which rule the text breaks.
-    init(ingest text: String, rtp: UDPSocket.OwnAddresses) throws(CallError) {
+    init(ingest text: String, rtp: UDPSocket.OwnAddresses, audioLevelID: Int = 1) throws(CallError) {
+        guard (1...255).contains(audioLevelID) else { throw CallError(.malformedMessage, "audioLevelId must be 1-255") }
         let address: SocketAddress
         let anyPort: Bool
         if let withPort = SocketAddress(numeric: text) {
@@ -82,7 +86,7 @@ extension MediaSource {
                 .malformedMessage,
                 "source \(text) is \(family(address.isIPv6)), but the RTP socket is \(family(rtp.host.isIPv6)): its packets could never arrive")
         }
-        self.init(host: address.host, port: anyPort ? nil : address.port)
+        self.init(host: address.host, port: anyPort ? nil : address.port, audioLevelID: audioLevelID)
     }
 }
 

@@ -27,9 +27,9 @@ import TestSupport
     /// One publisher's RTP datagrams: 20 ms Opus packets of `signal` (16 kHz, sent at 48 kHz), as
     /// `RTPAudioSender` sends them. Its RTCP sender reports are left out: they would place the packets by
     /// their capture time, and this test plays the loop faster than they were made.
-    static func datagrams(of signal: [Float], ssrc: UInt32) throws -> [[UInt8]] {
+    static func datagrams(of signal: [Float], ssrc: UInt32, audioLevelID: Int = 1) throws -> [[UInt8]] {
         let capture = try UDPSocket(address: "127.0.0.1:0")
-        let sender = try RTPAudioSender(socket: capture, ssrc: ssrc)
+        let sender = try RTPAudioSender(socket: capture, ssrc: ssrc, audioLevelID: audioLevelID)
         let upsampled = try Resampler(inputRate: 16000, outputRate: 48000).process(signal)
         var bytes = [UInt8](repeating: 0, count: 2048)
         var datagrams: [[UInt8]] = []
@@ -61,7 +61,11 @@ import TestSupport
     ///   - levelsOnly: The server hears levels only (`serve --levels-only`).
     ///   - roomLevelsOnly: The room is opened level-only (in a server that decodes).
     ///   - workers: The engine's threads (`serve --media-workers`); counted are this thread's allocations.
-    static func run(levelsOnly: Bool, roomLevelsOnly: Bool = false, workers: Int = 1) throws -> Run {
+    ///   - audioLevelIDs: The extension id the publishers send their levels with, and the one their
+    ///     bindings name (the ingest's `audioLevelId`).
+    static func run(
+        levelsOnly: Bool, roomLevelsOnly: Bool = false, workers: Int = 1, audioLevelIDs: (sent: Int, bound: Int) = (1, 1)
+    ) throws -> Run {
         let delegate = Counting()
         // No level reports in the measured ticks (they build the `audio-levels` message's dictionary).
         let loop = try MediaLoop(
@@ -75,11 +79,12 @@ import TestSupport
         for index in 0..<2 {
             loop.post(.addMember(
                 room: "room", participant: names[index], ssrc: SSRC(UInt32(1001 + index)),
-                sender: MediaSource(host: "127.0.0.1", port: sources[index].port), receiver: endpoint(ears[index])))
+                sender: MediaSource(host: "127.0.0.1", port: sources[index].port, audioLevelID: audioLevelIDs.bound),
+                receiver: endpoint(ears[index])))
         }
         loop.post(.addMember(room: "room", participant: "carol", ssrc: 1003, sender: nil, receiver: nil))
         loop.post(.bind(
-            room: "room", participant: "carol", sender: MediaSource(host: "127.0.0.1", port: sources[2].port),
+            room: "room", participant: "carol", sender: MediaSource(host: "127.0.0.1", port: sources[2].port, audioLevelID: audioLevelIDs.bound),
             receiver: endpoint(ears[2]), mixSSRC: 77))
         // Each publisher sends all the time (quiet noise between its turns).
         let seconds = 12.0
@@ -89,7 +94,7 @@ import TestSupport
                 let voice = Synthesis.voice(seconds: 1.8, f0: [110, 160, 210][index], levelDBFS: -20, seed: UInt64(2 * index + round + 1))
                 Synthesis.add(voice, into: &signal, at: 6.0 * Double(round) + 2.0 * Double(index) + 0.1)
             }
-            return try Self.datagrams(of: signal, ssrc: UInt32(1001 + index))
+            return try Self.datagrams(of: signal, ssrc: UInt32(1001 + index), audioLevelID: audioLevelIDs.sent)
         }
         let warmUpTicks = 600
         var allocations = 0
@@ -132,6 +137,18 @@ import TestSupport
         #expect(run.statistics.forwarded + run.statistics.sendFailures == 2 * run.packets.reduce(0, +))
         #expect(run.speakerChanges >= 6, "the engine named each turn from the levels")
         #expect(run.allocations == 0, "allocations in 600 ticks after warm-up")
+    }
+
+    /// Senders number their extensions themselves (Firefox, Janus-forwarded browsers): a publisher bound with its own
+    /// id is heard by its levels; bound with another id, nothing of its levels is read and no turn is named.
+    @Test func eachPublisherIsHeardUnderItsOwnExtensionID() throws {
+        let own = try Self.run(levelsOnly: true, audioLevelIDs: (sent: 3, bound: 3))
+        #expect(own.statistics.accepted == own.packets.reduce(0, +))
+        #expect(own.speakerChanges >= 6, "the engine named each turn from the levels under id 3")
+        #expect(own.allocations == 0, "allocations in 600 ticks after warm-up")
+        let other = try Self.run(levelsOnly: true, audioLevelIDs: (sent: 3, bound: 1))
+        #expect(other.statistics.accepted == other.packets.reduce(0, +))
+        #expect(other.speakerChanges == 0, "levels under id 3 read as id 1: nothing heard")
     }
 
     /// A room opened level-only in a server that decodes (`POST /v1/rooms` with `levelsOnly`): its turns named

@@ -16,8 +16,10 @@ import TestSupport
         }
     }
 
+    /// Runs the streams' levels through one room; with `asPackets`, each level and flag is submitted as an RTP
+    /// packet's `AudioLevel` (a missing flag is a cleared one), as the RTP hop sources do.
     static func run(
-        _ streams: [(String, [UInt8], [Bool?]?)], policy: String? = nil, policies: FloorPolicies = .standard
+        _ streams: [(String, [UInt8], [Bool?]?)], policy: String? = nil, policies: FloorPolicies = .standard, asPackets: Bool = false
     ) throws -> EngineHarness.Result {
         let engine = try Engine(policies: policies)
         let room = engine.addRoom(name: "levels", policy: policy)
@@ -30,7 +32,11 @@ import TestSupport
         var events: [EngineEvent] = []
         for frame in 0..<(streams.map(\.1.count).max() ?? 0) {
             for (index, stream) in streams.enumerated() where frame < stream.1.count {
-                engine.submitLevel(stream.1[frame], voiceActivity: stream.2?[frame], to: ids[index])
+                if asPackets {
+                    engine.submitLevel(AudioLevel(level: stream.1[frame], voice: stream.2?[frame] ?? false), to: ids[index])
+                } else {
+                    engine.submitLevel(stream.1[frame], voiceActivity: stream.2?[frame], to: ids[index])
+                }
             }
             engine.tick()
             engine.consumeEvents { events.append($0) }
@@ -69,6 +75,33 @@ import TestSupport
         }
         #expect(speech.count == 2, "\(speech)")
         #expect(speech.first.map { $0.0 && abs($0.1 - 2.0) < 0.05 } == true)
+    }
+
+    /// Issue 33: browsers set the V flag on every packet. Taken as their voice decision, a talker's room noise
+    /// (level 50, −50 dBov) was speech: alice held the floor through bob's turn. A flag that is never cleared
+    /// decides nothing; the levels give the same turns as a sender without the flag.
+    @Test(arguments: [true, false])
+    func aVoiceFlagSetOnEveryPacketDecidesNothing(flagAlwaysSet: Bool) throws {
+        let a = Self.talker(seconds: 8, quiet: 50, talks: [(1, 3.5)], seed: 1)
+        let b = Self.talker(seconds: 8, quiet: 50, talks: [(4, 6.5)], seed: 2)
+        let flags: [Bool?] = a.indices.map { _ in flagAlwaysSet }
+        let result = try Self.run([("a", a, flags), ("b", b, flags)], asPackets: true)
+        #expect(result.holder(at: 2.5) == "a")
+        #expect(result.holder(at: 5.5) == "b")
+        #expect(result.holder(at: 7.9) == nil)
+        #expect(result.speech("a").filter(\.active).count == 1 && result.speech("b").filter(\.active).count == 1)
+    }
+
+    /// A sender whose flag varies is believed once it has both set and cleared it: after 2 s of quiet (level 70,
+    /// flag clear), a's sentence (level 28, flag set), then music as loud (level 28, flag clear) that the levels
+    /// alone would take for more speech.
+    @Test func aFlagThatVariesDecides() throws {
+        let a: [UInt8] = (0..<600).map { $0 < 200 ? 70 : 28 }
+        let flags: [Bool?] = a.indices.map { $0 >= 200 && $0 < 400 }
+        let result = try Self.run([("a", a, flags)], asPackets: true)
+        let active = result.speech("a").filter(\.active)
+        #expect(active.count == 1 && abs((active.first?.since ?? 0) - 2.0) < 0.1, "\(result.speech("a"))")
+        #expect(result.holder(at: 1.0) == nil && result.holder(at: 3.0) == "a" && result.holder(at: 5.5) == nil, "\(result.dominant)")
     }
 
     @Test func theVoiceActivityFlagDecides() throws {

@@ -255,16 +255,19 @@ public final class Engine {
     }
 
     /// Gives a level stream its tick as a hop source pulled it (`HopPull.level`): the RFC 6464 level, and the
-    /// V flag as the sender's voice decision from the first packet that sets it. Senders that never set it
-    /// (GStreamer 1.22) leave it 0 always, which must not read as "no voice": theirs gives no decision.
-    /// Real-time safe.
+    /// V flag as the sender's voice decision once the sender has shown that its flag decides, by setting it
+    /// on one packet and clearing it on another. Until then the level against the stream's noise floor
+    /// decides: senders that never set the flag (GStreamer 1.22) leave it 0 always, which must not read as
+    /// "no voice", and browsers (Chrome) set it on every packet, which must not read as "voice" (a talker's
+    /// room noise would hold the floor). Real-time safe.
     /// - Precondition: the stream was added with `addLevelStream(name:room:)`.
     public func submitLevel(_ level: AudioLevel, to stream: StreamID) {
         confinement.enter("submitLevel")
         defer { confinement.leave() }
         let channel = channel(stream)
-        if level.voice { channel.setsVoiceFlag = true }
-        submitLevel(level.level, voiceActivity: channel.setsVoiceFlag ? level.voice : nil, to: stream)
+        if level.voice { channel.voiceFlagSet = true } else { channel.voiceFlagCleared = true }
+        let decides = channel.voiceFlagSet && channel.voiceFlagCleared
+        submitLevel(level.level, voiceActivity: decides ? level.voice : nil, to: stream)
     }
 
     /// Analyses the submitted hops of all streams and updates every room's decisions.

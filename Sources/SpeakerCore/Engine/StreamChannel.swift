@@ -30,9 +30,10 @@ final class StreamChannel {
     /// A level stream's level and V flag for the next tick.
     @exclusivity(unchecked) var pendingLevel: UInt8 = 127
     @exclusivity(unchecked) var pendingVoiceActivity: Bool? = nil
-    /// True once the level stream's sender has set the RFC 6464 V flag: from then on the flag is its voice
-    /// decision (`Engine.submitLevel(_:to:)`).
-    @exclusivity(unchecked) var setsVoiceFlag = false
+    /// Whether the level stream's sender has set the RFC 6464 V flag on a packet, and cleared it on one: once
+    /// it has done both, the flag is its voice decision (`Engine.submitLevel(_:to:)`).
+    @exclusivity(unchecked) var voiceFlagSet = false
+    @exclusivity(unchecked) var voiceFlagCleared = false
     /// A level stream's noise floor.
     @exclusivity(unchecked) var levelFloor = LevelFloorTracker()
 
