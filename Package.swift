@@ -88,6 +88,9 @@ let package = Package(
         .target(
             name: "CallClient",
             dependencies: ["CallProtocol", "CallTransport", "SpeakerCore", "SpeakerIO", "SpeakerRTP", "SpeakerFiles", "SpeakerDevices"]),
+        // Better speaker events for the SFUs people already run (docs/sidecar.md): Janus's publishers forwarded
+        // to the room server, kept in step with Janus through its API and event handler.
+        .target(name: "SFUSidecar", dependencies: ["CallServer", "CallProtocol", "CallTransport"]),
         // One browser's WebRTC peer connection (ICE, DTLS-SRTP) on GStreamer's webrtcbin: Opus RTP in and out.
         .target(name: "CallWebRTC", dependencies: ["CGStreamer"]),
         // A small synchronous Redis client over hiredis: commands, pipelines, a subscriber thread.
@@ -97,7 +100,7 @@ let package = Package(
             name: "activespeaker",
             dependencies: [
                 "SpeakerCore", "SpeakerIO", "SpeakerRTP", "SpeakerMedia", "SpeakerFiles", "SpeakerDevices", "SpeakerEval",
-                "ConfigurationOverrides", "CallProtocol", "CallServer", "CallClient", "Redis",
+                "ConfigurationOverrides", "CallProtocol", "CallServer", "CallClient", "Redis", "SFUSidecar",
             ]),
         // Throughput benchmarks (release builds only): `swift run -c release Benchmarks --help`.
         .executableTarget(
@@ -123,6 +126,7 @@ let package = Package(
             dependencies: [
                 "CallServer", "CallClient", "CallProtocol", "CallTransport", "CallWebRTC", "Redis", "SpeakerCore", "SpeakerIO", "SpeakerOpus",
                 "SpeakerRTP", "SpeakerMedia", "SpeakerFiles", "SpeakerDevices", "SpeakerEval", "TestSupport", "CAllocationCounter",
+                "SFUSidecar",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -3,6 +3,7 @@ import CallServer
 import CallTransport
 import Foundation
 import Redis
+import SFUSidecar
 import SpeakerCore
 import SpeakerEval
 import SpeakerIO
@@ -91,6 +92,24 @@ struct ServeCommand: Command {
             Every node needs the same --secret. docs/call.md, Several nodes.
             """),
         .value("node-id", "ID", help: "This node's id in the cluster (default: HOST-PORT)."),
+        .value("janus", "URL", help: """
+            Mirror the rooms of this Janus (its HTTP API, e.g.
+            http://127.0.0.1:8088/janus): each VideoRoom publisher becomes a
+            participant named by its Janus id, its audio forwarded here with
+            rtp_forward (docs/sidecar.md). Needs --rtp HOST:PORT with a fixed port.
+            """),
+        .value("janus-credentials", "FILE", help: """
+            JSON with apiSecret, adminKey, roomSecret, roomSecrets {room: secret},
+            eventsUser and eventsPassword (all optional; never logged).
+            """),
+        .value("janus-events", "HOST:PORT|none", help: """
+            Where Janus's event handler (sampleevh) posts, path /janus/events
+            (default 127.0.0.1:8089); none: snapshots only.
+            """),
+        .value("janus-source", "HOST", help: "The numeric host Janus's RTP comes from (default: the --janus host)."),
+        .value("janus-rtp-host", "HOST", help: "The address Janus sends RTP to (default: the --rtp host)."),
+        .value("janus-interval", "SECONDS", help: "Seconds between full snapshots of Janus (default 1)."),
+        .value("janus-audio-level-id", "N", help: "The publishers' ssrc-audio-level extension id, 1-255 (default 1, Chrome's)."),
         .value("webhook", "URL", help: """
             Also POST each room event to this http:// or https:// URL: signed,
             in order per room, retried with backoff (docs/sidecar.md, Webhooks).
@@ -159,6 +178,8 @@ struct ServeCommand: Command {
     let listenAddress: String
     let duration: Double?
     let printsSecret: Bool
+    /// `--janus`: the adapter's settings; nil without it.
+    let janus: JanusAdapterConfiguration?
 
     init(_ options: ParsedOptions) throws(CommandError) {
         var configuration = RoomServerConfiguration()
@@ -258,6 +279,7 @@ struct ServeCommand: Command {
             throw .usage("--node-id and --advertise go with --redis")
         }
         configuration.webhook = try Self.webhook(options)
+        janus = try Self.janus(options, rtp: configuration.rtpAddress, clustered: configuration.cluster != nil)
         configuration.recordingDirectory = options.value("record")
         configuration.levelsOnly = options.has("levels-only")
         if configuration.levelsOnly, configuration.recordingDirectory != nil {
@@ -310,6 +332,51 @@ struct ServeCommand: Command {
         return webhook
     }
 
+    /// `--janus` with its settings; nil without `--janus`.
+    static func janus(_ options: ParsedOptions, rtp: String, clustered: Bool) throws(CommandError) -> JanusAdapterConfiguration? {
+        let names = ["janus-credentials", "janus-events", "janus-source", "janus-rtp-host", "janus-interval", "janus-audio-level-id"]
+        guard let url = options.value("janus") else {
+            for name in names where options.value(name) != nil { throw .usage("--\(name) goes with --janus") }
+            return nil
+        }
+        guard !clustered else { throw .usage("--janus with --redis: one node mirrors Janus (run the sidecar as one process)") }
+        guard url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://") else {
+            throw .usage("--janus \(url): expected Janus's HTTP API, e.g. http://127.0.0.1:8088/janus")
+        }
+        guard options.value("rtp") != nil, let rtpAddress = SocketAddress(rtp), rtpAddress.port != 0 else {
+            throw .usage("--janus needs --rtp HOST:PORT with a fixed port: Janus's forwarders name it, and a restarted sidecar finds them by it")
+        }
+        let urlHost = url.split(separator: "/").dropFirst().first.map { authority -> String in
+            authority.hasPrefix("[") ? String(authority.dropFirst().prefix { $0 != "]" }) : String(authority.prefix { $0 != ":" })
+        } ?? ""
+        guard let source = options.value("janus-source") ?? (SocketAddress(numericHost: urlHost, port: 0) != nil ? urlHost : nil) else {
+            throw .usage("--janus \(url) names a host, not an address: give --janus-source, the address its RTP comes from")
+        }
+        let target = JanusForwarding.Target(host: options.value("janus-rtp-host") ?? rtpAddress.host, port: rtpAddress.port)
+        var janus = JanusAdapterConfiguration(url: url, target: target, source: source)
+        if let file = options.value("janus-credentials") {
+            do {
+                janus.credentials = try JanusCredentials(file: file)
+            } catch {
+                throw .failure("serve: \(error)")
+            }
+        }
+        let events = options.value("janus-events") ?? "127.0.0.1:8089"
+        if events != "none" {
+            guard SocketAddress(events) != nil else { throw .usage("--janus-events \(events): expected HOST:PORT or none") }
+            janus.eventsAddress = events
+        }
+        if let text = options.value("janus-interval") {
+            guard let seconds = Double(text), seconds >= 0.1, seconds <= 3600 else { throw .usage("--janus-interval \(text): expected 0.1-3600 seconds") }
+            janus.interval = seconds
+        }
+        if let text = options.value("janus-audio-level-id") {
+            guard let id = Int(text), (1...255).contains(id) else { throw .usage("--janus-audio-level-id \(text): expected 1-255") }
+            janus.audioLevelID = id
+        }
+        return janus
+    }
+
     func run() throws(CommandError) {
         let output = LineOutput(command: Self.name)
         // libwebsockets reports a busy port as "ERROR on binding fd 6 to port 8080 (-1 98)": try the
@@ -333,6 +400,16 @@ struct ServeCommand: Command {
         }
         StopRequest.install()
         server.start()
+        var adapter: JanusAdapter?
+        if let janus {
+            do {
+                adapter = try JanusAdapter(configuration: janus, server: server) { line in output.write(line) }
+            } catch {
+                server.stop()
+                throw .failure("serve: \(error)")
+            }
+            adapter?.start()
+        }
         // Where to look: the rooms page (a server-wide token), with the generated one when there is one.
         let scheme = configuration.tls == nil ? "http" : "https"
         let host = ["0.0.0.0", "::", ""].contains(configuration.host) ? "127.0.0.1" : configuration.host
@@ -344,6 +421,7 @@ struct ServeCommand: Command {
             if let duration, Date().timeIntervalSince(started) >= duration { break }
             usleep(50_000)
         }
+        adapter?.stop()
         let statistics = server.mediaStatistics
         server.stop()
         var line = JSONLine()
