@@ -5,6 +5,12 @@ public struct IngestPublisher: Sendable, Hashable {
     public var room: String
     public var participant: String
     public var ssrc: UInt32
+
+    public init(room: String, participant: String, ssrc: UInt32) {
+        self.room = room
+        self.participant = participant
+        self.ssrc = ssrc
+    }
 }
 
 /// The rooms and plain-RTP publishers of a server, for what runs beside it in the same process (an SFU's
