@@ -31,6 +31,9 @@ packages=(
   libgstreamer-plugins-bad1.0-dev   # the WebRTC library (gstreamer-webrtc-1.0)
   gstreamer1.0-plugins-bad  # webrtcbin, DTLS and SRTP elements
   gstreamer1.0-nice         # libnice's ICE for webrtcbin
+  janus            # the SFU of the sidecar's real test (tools/sidecar/janus_trial.py)
+  gcc              # builds that test's loopback shim for Janus (tools/sidecar/unloopback.c)
+  iproute2         # ip: brings up loopback in that test's network namespace
 )
 
 missing=()

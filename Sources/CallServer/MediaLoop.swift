@@ -136,6 +136,8 @@ final class MediaLoop: @unchecked Sendable {
         /// Its stream's jitter buffer, which the runner plays and this loop feeds (a bound publisher, once added):
         /// held here so that a datagram reaches it without another lookup.
         var stream: RTPStreamReceiver?
+        /// A streamed publisher's source (`addStreamed`): heard, never forwarded.
+        var streamed: PCMHopSource?
         /// The publisher's packet budget (only a bound sender spends it).
         var budget: RateBudget
         /// A WebRTC member's mix of the others (`bind`), sent instead of their forwarded packets.
@@ -372,6 +374,16 @@ final class MediaLoop: @unchecked Sendable {
                 members[index].mix = try? WebRTCMix(ssrc: mixSSRC?.rawValue ?? UInt32.random(in: 1...UInt32.max))
             }
             reindex()
+        case .addStreamed(let room, let participant, let input):
+            let key = MemberKey(room: room, participant: participant)
+            guard rooms[room] != nil, memberOfKey[key] == nil, !runner.rooms.contains(key) else { return }
+            var member = Member(
+                room: room, participant: participant, ssrc: nil, source: nil, receiver: nil,
+                budget: RateBudget(rate: Self.packetRate, burst: Self.packetBurst, now: Double(ticks) / 100))
+            member.streamed = input.source
+            runner.addSource(input.source, as: key, in: room, name: participant.rawValue)
+            members.append(member)
+            reindex()
         case .removeMember(let room, let participant):
             if let index = memberOfKey[MemberKey(room: room, participant: participant)] { removeMember(at: index) }
         case .setMuted(let room, let participant, let muted):
@@ -406,7 +418,7 @@ final class MediaLoop: @unchecked Sendable {
 
     private func removeMember(at index: Int) {
         let member = members[index]
-        if member.stream != nil {
+        if member.stream != nil || member.streamed != nil {
             let key = MemberKey(room: member.room, participant: member.participant)
             // The engine's closing events come after the member is gone: end its recorded speech now.
             if recordsAudio, runner.rooms.isSpeaking(key), let room = rooms[member.room] {
@@ -666,7 +678,7 @@ final class MediaLoop: @unchecked Sendable {
             for index in room.members {
                 let member = members[index]
                 let key = MemberKey(room: member.room, participant: member.participant)
-                guard member.stream != nil, let engineLevel = runner.rooms.level(of: key) else { continue }
+                guard member.stream != nil || member.streamed != nil, let engineLevel = runner.rooms.level(of: key) else { continue }
                 let level = member.muted ? -127 : max(-127, min(0, Double(engineLevel)))
                 levels[member.participant.rawValue] = (level * 10).rounded() / 10
                 if !member.muted, runner.rooms.isSpeaking(key) { speaking.append(member.participant.rawValue) }

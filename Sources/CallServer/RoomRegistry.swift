@@ -101,6 +101,8 @@ struct RoomRegistry {
     private(set) var settings: Settings
     private(set) var rooms: [CallRoomID: Room] = [:]
     private var connections: [ConnectionID: Connection] = [:]
+    /// Streamed publishers' WebSockets (`/v1/pcm`): which participant each one is.
+    private var streamedConnections: [ConnectionID: (room: CallRoomID, participant: ParticipantID)] = [:]
     private var usedSSRCs: Set<SSRC> = []
     private var generator = SystemRandomNumberGenerator()
 
@@ -151,6 +153,10 @@ struct RoomRegistry {
             effects.append(.send(connection, .error(CallError(.roomClosed, "room \(id) was closed"))))
             effects.append(.close(connection))
         }
+        for (connection, streamed) in streamedConnections where streamed.room == id {
+            streamedConnections[connection] = nil
+            effects.append(.close(connection, code: UInt16(CallErrorCode.roomClosed.rawValue)))
+        }
         for observer in room.observers {
             connections[observer]?.observing = nil
             effects.append(.send(observer, .error(CallError(.roomClosed, "room \(id) was closed"))))
@@ -200,6 +206,41 @@ struct RoomRegistry {
         rooms[id]!.participants.append(Participant(info: info, connection: nil))
         effects.append(.media(.addMember(room: id, participant: participant, ssrc: ssrc, sender: source, receiver: nil)))
         return (info, effects)
+    }
+
+    // MARK: Streamed publishers (raw PCM over a WebSocket)
+
+    /// Adds a participant whose audio arrives as raw PCM on `connection` (`/v1/pcm`, LiveKit's track egress).
+    /// The token must be for the room (or server-wide) and either a moderator's or the participant's own
+    /// with a role that publishes.
+    /// - Throws: `.invalidToken`, `.wrongRoom`, `.notAllowed`, `.roomNotFound`, `.duplicateParticipant`,
+    ///   `.roomFull`, `.malformedMessage` (a bad id).
+    mutating func addStreamed(
+        room id: CallRoomID, participant: ParticipantID, displayName: String?, connection: ConnectionID, input: StreamedInput,
+        token: String?, now: Int
+    ) throws(CallError) -> [Effect] {
+        let claims = try authorize(token, room: id, moderator: false, now: now)
+        guard claims.role == .moderator || (claims.participantID == participant.rawValue && claims.role.canPublish) else {
+            throw CallError(.notAllowed, "needs a moderator token, or \(participant)'s own publisher token")
+        }
+        guard let room = rooms[id] else { throw CallError(.roomNotFound, "room \(id) not found") }
+        guard AccessToken.isValidID(participant.rawValue) else { throw CallError(.malformedMessage, "participant must be \(AccessToken.idRule)") }
+        guard room.participant(participant) == nil else { throw CallError(.duplicateParticipant, "\(participant) is already in room \(id)") }
+        guard room.participants.count < room.maxParticipants else { throw CallError(.roomFull, "room \(id) is full") }
+        let info = ParticipantInfo(
+            id: participant.rawValue, displayName: displayName ?? participant.rawValue, role: .publisher, micMuted: false,
+            audio: true, video: false, ssrc: nil)
+        var effects = broadcast(room, .participantJoined(info), except: nil)
+        rooms[id]!.participants.append(Participant(info: info, connection: nil))
+        streamedConnections[connection] = (id, participant)
+        effects.append(.media(.addStreamed(room: id, participant: participant, input: input)))
+        return effects
+    }
+
+    /// A streamed publisher's WebSocket closed: the participant leaves. Nothing for another connection.
+    mutating func streamedClosed(_ connection: ConnectionID) -> [Effect] {
+        guard let (room, participant) = streamedConnections.removeValue(forKey: connection) else { return [] }
+        return remove(participant, from: room, reason: .left)
     }
 
     mutating func removeIngest(room id: CallRoomID, participant: ParticipantID) throws(CallError) -> [Effect] {
@@ -640,6 +681,11 @@ struct RoomRegistry {
         effects += broadcast(rooms[roomID]!, .participantLeft(member.info.id, reason: reason), except: nil)
         if let connection = member.connection, reason == .left { effects.append(.send(connection, .participantLeft(member.info.id, reason: reason))) }
         effects.append(.media(.removeMember(room: roomID, participant: participant)))
+        // A streamed publisher removed by a moderator or with its room: its WebSocket goes too.
+        if let streamed = streamedConnections.first(where: { $0.value.room == roomID && $0.value.participant == participant })?.key {
+            streamedConnections[streamed] = nil
+            effects.append(.close(streamed, code: 1000))
+        }
         return effects
     }
 

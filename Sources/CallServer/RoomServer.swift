@@ -102,6 +102,9 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
     /// Where `Effect.locate` asks the cluster (Redis calls stay off the transport and media threads).
     private let routing = DispatchQueue(label: "activespeaker.cluster.routing")
     private let started = DispatchTime.now().uptimeNanoseconds
+    /// Streamed publishers' sources by connection (filled and read on the transport's thread; the media loop
+    /// pulls the sources themselves).
+    private let streamed = Mutex<[ConnectionID: PCMHopSource]>([:])
 
     /// Binds the HTTP/WebSocket port and the RTP port and makes the configured rooms. Call `start()`.
     /// - Parameter log: Receives one JSON line per server event (room, participant, speaker changes).
@@ -138,7 +141,7 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
             recordsAudio: recorder != nil, levelsOnly: configuration.levelsOnly, workers: configuration.mediaWorkers,
             policies: configuration.policies, delegate: self)
         web = try WebServer(
-            host: configuration.host, port: configuration.port, webSocketPaths: [Self.signallingPath],
+            host: configuration.host, port: configuration.port, webSocketPaths: [Self.signallingPath], binaryPaths: [Self.pcmPath],
             maximumConnectionsPerAddress: configuration.maxConnectionsPerAddress,
             tls: configuration.tls.map { TLSIdentity(certificateChainPath: $0.certificateChainPath, privateKeyPath: $0.privateKeyPath) },
             delegate: WebDelegate(server: self))
@@ -286,6 +289,7 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
             case .closeRoom(let room): log(.roomClosed(room: room))
             case .addMember(let room, let participant, let ssrc, _, _):
                 log(.participantJoined(room: room, participant: participant, ssrc: ssrc))
+            case .addStreamed(let room, let participant, _): log(.participantJoined(room: room, participant: participant, ssrc: nil))
             case .removeMember(let room, let participant): log(.participantLeft(room: room, participant: participant))
             case .setMuted(let room, let participant, let muted): log(.micMuted(room: room, participant: participant, muted: muted))
             case .bind(let room, let participant, _, _, _): log(.webRTC(room: room, participant: participant, event: "answered"))
@@ -296,6 +300,7 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
     // MARK: The transport's delegate (transport thread; see `WebDelegate`)
 
     func webSocketOpened(_ connection: ConnectionID, path: String, query: [String: String], peer: PeerAddress) {
+        if path == Self.pcmPath { return streamedOpened(connection, query: query) }
         let now = self.now
         decide { $0.opened(connection, room: query["room"].map { CallRoomID($0) }, peerHost: Self.unmapped(peer.host), now: now); return [] }
     }
@@ -306,7 +311,52 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
     }
 
     func webSocketClosed(_ connection: ConnectionID) {
+        if let source = streamed.withLock({ $0.removeValue(forKey: connection) }) {
+            source.finish()
+            return decide { $0.streamedClosed(connection) }
+        }
         decide { $0.closed(connection) }
+    }
+
+    func webSocketReceived(_ connection: ConnectionID, bytes: [UInt8]) {
+        streamed.withLock { $0[connection] }?.append(bytes)
+    }
+
+    // MARK: Streamed publishers (`/v1/pcm`)
+
+    /// The WebSocket path of streamed publishers: raw PCM in binary messages (LiveKit's track egress).
+    /// Query: `room`, `participant`, `token` (a moderator's, or the participant's own publisher token),
+    /// `rate` (Hz, 48000 by default), `channels` (1 by default), `name` (the display name).
+    public static let pcmPath = "/v1/pcm"
+
+    /// Adds the participant, or closes the connection with the error's code (4001…) and message.
+    private func streamedOpened(_ connection: ConnectionID, query: [String: String]) {
+        let epoch = Self.epochSeconds
+        do throws(CallError) {
+            guard let room = query["room"], let participant = query["participant"] else {
+                throw CallError(.malformedMessage, "\(Self.pcmPath) needs ?room=ID&participant=ID&token=TOKEN")
+            }
+            guard let rate = Int(query["rate"] ?? "48000"), (8000...192_000).contains(rate) else {
+                throw CallError(.malformedMessage, "rate must be 8000-192000 Hz")
+            }
+            guard let channels = Int(query["channels"] ?? "1"), (1...8).contains(channels) else {
+                throw CallError(.malformedMessage, "channels must be 1-8")
+            }
+            let source: PCMHopSource
+            do {
+                source = try PCMHopSource(sampleRate: rate, channels: channels)
+            } catch {
+                throw CallError(.malformedMessage, "rate \(rate) Hz cannot be resampled: \(error)")
+            }
+            try decide { registry throws(CallError) in
+                ((), try registry.addStreamed(
+                    room: CallRoomID(room), participant: ParticipantID(participant), displayName: query["name"], connection: connection,
+                    input: StreamedInput(source: source), token: query["token"], now: epoch))
+            }
+            streamed.withLock { $0[connection] = source }
+        } catch {
+            web.close(connection, code: UInt16(error.code.rawValue), reason: error.message)
+        }
     }
 
     func handle(_ request: HTTPRequest, from peer: PeerAddress) -> HTTPResponse {
@@ -448,6 +498,8 @@ private final class WebDelegate: WebServerDelegate {
     }
 
     func webSocketReceived(_ connection: ConnectionID, text: String) { server.webSocketReceived(connection, text: text) }
+
+    func webSocketReceived(_ connection: ConnectionID, bytes: [UInt8]) { server.webSocketReceived(connection, bytes: bytes) }
 
     func webSocketClosed(_ connection: ConnectionID) { server.webSocketClosed(connection) }
 }

@@ -1,4 +1,5 @@
 import CallProtocol
+import SpeakerIO
 internal import CallTransport
 import SpeakerRTP
 
@@ -40,6 +41,9 @@ enum MediaCommand: Equatable, Sendable {
     /// A member that receives forwarded audio on `receiver` (nil: receives none), and, when
     /// `sender` is set, publishes with `ssrc` from that address.
     case addMember(room: CallRoomID, participant: ParticipantID, ssrc: SSRC?, sender: MediaSource?, receiver: MediaEndpoint?)
+    /// A member whose audio arrives as raw PCM over a WebSocket (`/v1/pcm`, LiveKit's track egress), not RTP:
+    /// the engine hears its source; nothing of it is forwarded.
+    case addStreamed(room: CallRoomID, participant: ParticipantID, input: StreamedInput)
     case removeMember(room: CallRoomID, participant: ParticipantID)
     /// A member's media addresses change: a WebRTC session's relay socket now sends (`sender`, for a
     /// publisher) and receives the mix of the others (`receiver`), with `mixSSRC`, the only SSRC the
@@ -48,6 +52,13 @@ enum MediaCommand: Equatable, Sendable {
     case bind(room: CallRoomID, participant: ParticipantID, sender: MediaSource?, receiver: MediaEndpoint?, mixSSRC: SSRC?)
     /// A publisher's packets are dropped while muted (its audio stream disabled counts as muted).
     case setMuted(room: CallRoomID, participant: ParticipantID, muted: Bool)
+}
+
+/// A streamed publisher's audio: the source its WebSocket fills and the media loop pulls (compared by identity).
+struct StreamedInput: Equatable, Sendable {
+    let source: PCMHopSource
+
+    static func == (a: StreamedInput, b: StreamedInput) -> Bool { a.source === b.source }
 }
 
 /// Where a publisher's RTP must come from: a host, and a port unless any port of the host is accepted

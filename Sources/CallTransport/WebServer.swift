@@ -47,6 +47,9 @@ public final class WebServer: @unchecked Sendable {
     ///     more pile up (it stopped reading) is closed with code 1008 and its queue dropped.
     ///   - webSocketPaths: the request paths (without query) on which a WebSocket upgrade is accepted;
     ///     an upgrade request for any other path is answered 404 and not upgraded. Empty: none.
+    ///   - binaryPaths: WebSocket paths (upgrades accepted there too) whose connections may also send binary
+    ///     messages, handed to `WebServerDelegate.webSocketReceived(_:bytes:)`; elsewhere a binary message
+    ///     closes its connection with 1003.
     ///   - maximumConnectionsPerAddress: the most connections (HTTP and WebSocket) one peer address may
     ///     hold open; more are closed as soon as they are accepted, before anything is read.
     ///   - headerTimeout: seconds a connection may take to send a request's headers (or sit idle
@@ -60,7 +63,7 @@ public final class WebServer: @unchecked Sendable {
     ///   message names the file: unreadable, not PEM, or a key that does not match the certificate).
     public init(host: String = "127.0.0.1", port: Int = 0, maximumMessageBytes: Int = 65536,
                 maximumBodyBytes: Int = 65536, maximumQueuedBytes: Int = 4 << 20, webSocketPaths: Set<String> = [],
-                maximumConnectionsPerAddress: Int = 64, headerTimeout: Int = 5, tls: TLSIdentity? = nil,
+                binaryPaths: Set<String> = [], maximumConnectionsPerAddress: Int = 64, headerTimeout: Int = 5, tls: TLSIdentity? = nil,
                 customHeaders: Set<String> = [], delegate: any WebServerDelegate) throws(TransportError) {
         precondition(maximumMessageBytes > 0 && maximumBodyBytes >= 0 && maximumQueuedBytes > 0, "limits must be positive")
         precondition(maximumConnectionsPerAddress > 0 && headerTimeout > 0, "limits must be positive")
@@ -68,7 +71,8 @@ public final class WebServer: @unchecked Sendable {
         self.tls = tls
         core = try WebServerCore(host: host, port: port, maximumMessageBytes: maximumMessageBytes,
                                  maximumBodyBytes: maximumBodyBytes, maximumQueuedBytes: maximumQueuedBytes,
-                                 webSocketPaths: webSocketPaths, maximumConnectionsPerAddress: maximumConnectionsPerAddress,
+                                 webSocketPaths: webSocketPaths, binaryPaths: binaryPaths,
+                                 maximumConnectionsPerAddress: maximumConnectionsPerAddress,
                                  headerTimeout: headerTimeout, tls: tls, customHeaders: customHeaders, delegate: delegate)
         self.port = core.port
     }

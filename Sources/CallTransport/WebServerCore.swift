@@ -45,6 +45,8 @@ final class WebServerCore: @unchecked Sendable {
     let maximumBodyBytes: Int
     /// The paths on which a WebSocket upgrade is accepted.
     let webSocketPaths: Set<String>
+    /// WebSocket paths whose connections may send binary messages (`WebServerDelegate.webSocketReceived(_:bytes:)`).
+    let binaryPaths: Set<String>
     /// The most connections one peer address may hold.
     let maximumConnectionsPerAddress: Int
     private let address: String
@@ -93,8 +95,8 @@ final class WebServerCore: @unchecked Sendable {
     let customHeaders: Set<String>
 
     init(host: String, port: Int, maximumMessageBytes: Int, maximumBodyBytes: Int, maximumQueuedBytes: Int,
-         webSocketPaths: Set<String>, maximumConnectionsPerAddress: Int, headerTimeout: Int, tls: TLSIdentity?,
-         customHeaders: Set<String>, delegate: any WebServerDelegate) throws(TransportError) {
+         webSocketPaths: Set<String>, binaryPaths: Set<String>, maximumConnectionsPerAddress: Int, headerTimeout: Int,
+         tls: TLSIdentity?, customHeaders: Set<String>, delegate: any WebServerDelegate) throws(TransportError) {
         let display = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         address = display
         guard (0...65535).contains(port) else { throw TransportError(display, .parse, "port must be 0…65535") }
@@ -109,7 +111,8 @@ final class WebServerCore: @unchecked Sendable {
         self.maximumMessageBytes = maximumMessageBytes
         self.maximumQueuedBytes = maximumQueuedBytes
         self.maximumBodyBytes = maximumBodyBytes
-        self.webSocketPaths = webSocketPaths
+        self.webSocketPaths = webSocketPaths.union(binaryPaths)
+        self.binaryPaths = binaryPaths
         self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
         self.headerTimeout = headerTimeout
         self.customHeaders = Set(customHeaders.map { $0.lowercased() })
@@ -210,6 +213,17 @@ final class WebServerCore: @unchecked Sendable {
                 count = LibWebSockets.pre + utf8.count
             }
         }
+    }
+
+    /// The first headroom byte of a binary message (`framed(bytes:)`); a text message's is 0.
+    static let binaryMark: UInt8 = 1
+
+    /// A binary message as bytes with `LWS_PRE` bytes of headroom, its first byte `binaryMark` (the headroom
+    /// is lws's to write the frame header into; the writer reads the mark before handing the message over).
+    static func framed(bytes: [UInt8]) -> [UInt8] {
+        var message = [UInt8](repeating: 0, count: LibWebSockets.pre)
+        message[0] = binaryMark
+        return message + bytes
     }
 
     // MARK: Other threads
@@ -639,8 +653,9 @@ final class WebServerCore: @unchecked Sendable {
         connection.request = nil
         connection.response = nil
         let query = LibWebSockets.queryArguments(wsi)
-        delegate?.webSocketOpened(ConnectionID(rawValue: connection.id), path: Self.upgradePath(wsi), query: query,
-                                  peer: connection.peer)
+        let path = Self.upgradePath(wsi)
+        if binaryPaths.contains(path) { connection.assembler = MessageAssembler(limit: connection.assembler.limit, acceptsBinary: true) }
+        delegate?.webSocketOpened(ConnectionID(rawValue: connection.id), path: path, query: query, peer: connection.peer)
         if stopHandled && connection.pendingClose == nil {
             connection.pendingClose = (1001, "server stopping")
             lws_callback_on_writable(wsi)
@@ -651,9 +666,10 @@ final class WebServerCore: @unchecked Sendable {
         let wsi = connection.wsi
         if connection.ignoresInput { return 0 }
         do {
-            if let text = try connection.assembler.append(part, isBinary: lws_frame_is_binary(wsi) != 0,
-                                                         isFinal: lws_is_final_fragment(wsi) != 0) {
-                delegate?.webSocketReceived(ConnectionID(rawValue: connection.id), text: text)
+            switch try connection.assembler.append(part, isBinary: lws_frame_is_binary(wsi) != 0, isFinal: lws_is_final_fragment(wsi) != 0) {
+            case .text(let text): delegate?.webSocketReceived(ConnectionID(rawValue: connection.id), text: text)
+            case .binary(let bytes): delegate?.webSocketReceived(ConnectionID(rawValue: connection.id), bytes: bytes)
+            case nil: break
             }
             return 0
         } catch {

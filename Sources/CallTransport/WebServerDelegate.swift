@@ -18,11 +18,16 @@ public protocol WebServerDelegate: AnyObject, Sendable {
     func webSocketOpened(_ connection: ConnectionID, path: String, query: [String: String], peer: PeerAddress)
     /// One complete text message (fragments assembled, valid UTF-8, within the size limit).
     func webSocketReceived(_ connection: ConnectionID, text: String)
+    /// One complete binary message (fragments assembled, within the size limit), on a path of the server's
+    /// `binaryPaths` only. The default drops it.
+    func webSocketReceived(_ connection: ConnectionID, bytes: [UInt8])
     /// The connection has closed, whoever closed it; called exactly once per opened connection.
     func webSocketClosed(_ connection: ConnectionID)
 }
 
 extension WebServerDelegate {
+    public func webSocketReceived(_ connection: ConnectionID, bytes: [UInt8]) {}
+
     public func handle(_ request: HTTPRequest, from peer: PeerAddress, answer: @escaping @Sendable (HTTPResponse) -> Void) {
         answer(handle(request, from: peer))
     }

@@ -116,6 +116,11 @@ public final class WebSocketClient: @unchecked Sendable {
         core.enqueue(WebServerCore.framed(text))
     }
 
+    /// Queues one binary message (raw audio to a PCM input, say); as `send(_:)` otherwise.
+    public func send(bytes: [UInt8]) {
+        core.enqueue(WebServerCore.framed(bytes: bytes))
+    }
+
     /// Closes the connection (a close frame of code 1000, after the queued messages) and ends the
     /// service thread, waiting for it (at most 2.5 s before cutting the connection). Idempotent;
     /// also done by `deinit` (a handler that captures the client strongly keeps it alive: call `close`).

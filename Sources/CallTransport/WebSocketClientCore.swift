@@ -296,8 +296,9 @@ final class WebSocketClientCore: @unchecked Sendable {
         case LWS_CALLBACK_CLIENT_RECEIVE:
             let part = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
             do {
-                if let text = try assembler.append(part, isBinary: lws_frame_is_binary(wsi) != 0,
-                                                   isFinal: lws_is_final_fragment(wsi) != 0) {
+                if case .text(let text) = try assembler.append(
+                    part, isBinary: lws_frame_is_binary(wsi) != 0, isFinal: lws_is_final_fragment(wsi) != 0)
+                {
                     shared.withLock { $0.messageHandler }?(text)
                     continuation.yield(text)
                 }
@@ -351,8 +352,11 @@ final class WebSocketClientCore: @unchecked Sendable {
                 outboxHead = 0
             }
             let count = message.count - LibWebSockets.pre
+            // The headroom's first byte says the kind (`WebServerCore.framed(bytes:)`); lws overwrites the
+            // headroom with the frame's header as it writes, so it is read first.
+            let kind = message[0] == WebServerCore.binaryMark ? LWS_WRITE_BINARY : LWS_WRITE_TEXT
             let written = message.withUnsafeMutableBufferPointer {
-                lws_write(wsi, $0.baseAddress! + LibWebSockets.pre, count, LWS_WRITE_TEXT)
+                lws_write(wsi, $0.baseAddress! + LibWebSockets.pre, count, kind)
             }
             guard written >= count else { return -1 }
             if outboxHead < outbox.count || closeRequested { lws_callback_on_writable(wsi) }

@@ -54,6 +54,8 @@ public final class RTPRoomRunner<Room: Hashable, Stream: Hashable> {
     public private(set) var ticker: PacedTicker
     private var roomStates: [Room: RoomState] = [:]
     private var receivers: [Stream: RTPStreamReceiver] = [:]
+    /// Streams that are not RTP (raw PCM over a WebSocket, say): their sources, pulled as any other.
+    private var otherSources: [Stream: any HopSource] = [:]
     private var streamOfSSRC: [UInt32: Stream] = [:]
     /// The receiver's wall clock (Unix seconds) at sample 0 of the playout clock (tick 0), once started.
     public private(set) var wallClockAtZero: Double?
@@ -112,8 +114,9 @@ public final class RTPRoomRunner<Room: Hashable, Stream: Hashable> {
         confinement.enter("removeRoom")
         defer { confinement.leave() }
         var removed: [(Stream, RTPStreamStatistics)] = []
-        for stream in rooms.streams where receivers[stream] != nil && rooms.room(of: stream) == room {
-            if let statistics = removeStream(stream) { removed.append((stream, statistics)) }
+        for stream in rooms.streams where rooms.room(of: stream) == room {
+            if receivers[stream] != nil, let statistics = removeStream(stream) { removed.append((stream, statistics)) }
+            if otherSources[stream] != nil { removeStream(stream) }
         }
         rooms.removeRoom(room)
         roomStates[room] = nil
@@ -148,12 +151,27 @@ public final class RTPRoomRunner<Room: Hashable, Stream: Hashable> {
         streamOfSSRC[ssrc] = stream
     }
 
+    /// Adds a stream whose audio is not RTP (`PCMHopSource`: raw PCM over a WebSocket) to a room: pulled each
+    /// tick as it is, analysed as audio whatever the room's mode (there are no levels to hear).
+    /// - Precondition: the room is present; no present stream has the id.
+    public func addSource(_ source: any HopSource, as stream: Stream, in room: Room, name: String? = nil) {
+        confinement.enter("addSource")
+        defer { confinement.leave() }
+        precondition(roomStates[room] != nil, "room \(room) is not present")
+        rooms.add(source, as: stream, name: name, in: room, levels: false)
+        otherSources[stream] = source
+    }
+
     /// Removes a present stream (its utterance ends; if it held the floor, its room has nobody).
-    /// - Returns: Its receiver's counters; nil if it was not present.
+    /// - Returns: Its receiver's counters; nil if it was not present or not RTP.
     @discardableResult
     public func removeStream(_ stream: Stream) -> RTPStreamStatistics? {
         confinement.enter("removeStream")
         defer { confinement.leave() }
+        if otherSources.removeValue(forKey: stream) != nil {
+            rooms.remove(stream)
+            return nil
+        }
         guard let receiver = receivers.removeValue(forKey: stream) else { return nil }
         streamOfSSRC[receiver.ssrc] = nil
         rooms.remove(stream)
