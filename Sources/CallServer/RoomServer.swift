@@ -1,6 +1,7 @@
 import CallProtocol
 internal import CallTransport
 internal import CallWebRTC
+internal import Redis
 import Foundation
 import SpeakerCore
 import SpeakerIO
@@ -66,6 +67,9 @@ public struct RoomServerConfiguration: Sendable {
     public var cluster: ClusterConfiguration?
     /// Where each room event is also posted, signed, in order per room (`serve --webhook`); nil: nowhere.
     public var webhook: WebhookConfiguration?
+    /// A Redis (`redis://[:PASSWORD@]HOST[:PORT][/DB]`) on which each room's events are published without
+    /// joining a cluster (`serve --events-redis`); with `cluster`, the cluster's Redis publishes them already.
+    public var eventsRedis: String?
 
     public init() {}
 }
@@ -99,6 +103,8 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
     private(set) var cluster: ClusterNode?
     /// Posts the rooms' events to the webhook URL; nil without one. Set once in `init`.
     private(set) var webhooks: WebhookSender?
+    /// Publishes the rooms' events on Redis without a cluster (`eventsRedis`); nil otherwise. Set once in `init`.
+    private var eventsPublisher: RedisEventPublisher?
     /// Where `Effect.locate` asks the cluster (Redis calls stay off the transport and media threads).
     private let routing = DispatchQueue(label: "activespeaker.cluster.routing")
     private let started = DispatchTime.now().uptimeNanoseconds
@@ -125,6 +131,16 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
         let started = self.started
         serverLog = ServerLog(output: log, recorder: recorder) { Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
         let rtpSocket = try UDPSocket(address: configuration.rtpAddress)
+        if let text = configuration.eventsRedis {
+            guard configuration.cluster == nil else {
+                throw CallError(.malformedMessage, "several nodes publish room events on their Redis already (--events-redis with --redis)")
+            }
+            do {
+                eventsPublisher = RedisEventPublisher(url: try RedisURL(text), timeout: 0.5)
+            } catch {
+                throw CallError(.malformedMessage, "events Redis: \(error)")
+            }
+        }
         if let webhook = configuration.webhook {
             guard webhook.secret.count >= 16 else { throw CallError(.malformedMessage, "a webhook secret has 16 bytes at least") }
             let serverLog = serverLog
@@ -221,6 +237,7 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
         media.stop()
         recorder?.finish(tick: media.tickCount)
         serverLog.flush()
+        eventsPublisher?.close()
         if let webhooks {
             let lost = webhooks.stop(within: 2)
             if lost > 0 { serverLog(.webhookLost(count: lost)) }
@@ -239,9 +256,10 @@ public final class RoomServer: MediaLoopDelegate, ClusterHost, @unchecked Sendab
 
     /// Logs a server event, and in a cluster publishes a room's events on its channel.
     private func log(_ event: ServerEvent) {
-        guard let room = event.channelRoom, cluster != nil || webhooks != nil else { return serverLog(event) }
-        serverLog(event) { [cluster, webhooks] line in
+        guard let room = event.channelRoom, cluster != nil || webhooks != nil || eventsPublisher != nil else { return serverLog(event) }
+        serverLog(event) { [cluster, webhooks, eventsPublisher] line in
             cluster?.publish(room: room, line: line)
+            eventsPublisher?.publish(room: room, line: line)
             webhooks?.add(room: room, line: line)
         }
     }

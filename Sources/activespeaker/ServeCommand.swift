@@ -110,6 +110,10 @@ struct ServeCommand: Command {
         .value("janus-rtp-host", "HOST", help: "The address Janus sends RTP to (default: the --rtp host)."),
         .value("janus-interval", "SECONDS", help: "Seconds between full snapshots of Janus (default 1)."),
         .value("janus-audio-level-id", "N", help: "The publishers' ssrc-audio-level extension id, 1-255 (default 1, Chrome's)."),
+        .value("events-redis", "URL", help: """
+            Publish each room's events on this Redis (channel
+            activespeaker:room:ROOM:events) without joining a cluster.
+            """),
         .value("webhook", "URL", help: """
             Also POST each room event to this http:// or https:// URL: signed,
             in order per room, retried with backoff (docs/sidecar.md, Webhooks).
@@ -279,6 +283,12 @@ struct ServeCommand: Command {
             throw .usage("--node-id and --advertise go with --redis")
         }
         configuration.webhook = try Self.webhook(options)
+        if let text = options.value("events-redis") {
+            guard configuration.cluster == nil else {
+                throw .usage("--events-redis with --redis: several nodes publish room events on their Redis already")
+            }
+            configuration.eventsRedis = text
+        }
         janus = try Self.janus(options, rtp: configuration.rtpAddress, clustered: configuration.cluster != nil)
         configuration.recordingDirectory = options.value("record")
         configuration.levelsOnly = options.has("levels-only")
@@ -339,7 +349,9 @@ struct ServeCommand: Command {
             for name in names where options.value(name) != nil { throw .usage("--\(name) goes with --janus") }
             return nil
         }
-        guard !clustered else { throw .usage("--janus with --redis: one node mirrors Janus (run the sidecar as one process)") }
+        guard !clustered else {
+            throw .usage("--janus with --redis: one process mirrors Janus (--events-redis URL publishes its events on Redis)")
+        }
         guard url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://") else {
             throw .usage("--janus \(url): expected Janus's HTTP API, e.g. http://127.0.0.1:8088/janus")
         }

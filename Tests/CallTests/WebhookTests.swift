@@ -2,6 +2,7 @@ import CallProtocol
 @testable import CallServer
 import CallTransport
 import Foundation
+import Redis
 import Synchronization
 import Testing
 import TestSupport
@@ -220,5 +221,41 @@ struct WebhookTests {
         let failures = lines.withLock { $0.filter { $0.contains(#""type":"webhook-failed""#) } }
         #expect(failures.count == 3)
         #expect(failures.allSatisfy { !$0.contains("webhook-test-secret") })
+    }
+}
+
+/// `serve --events-redis`: one process publishes its rooms' events on Redis without joining a cluster (the
+/// sidecar's way to Redis).
+@Suite("Room events on Redis without a cluster", .enabled(if: RedisServer.isAvailable, "needs redis-server (tools/install-deps.sh)"))
+struct EventsOnRedisTests {
+    @Test func aSingleServerPublishesEachRoomsEventsOnItsChannelInOrder() throws {
+        let redis = try RedisServer()
+        defer { redis.stop() }
+        let lines = Locked<[String]>([])
+        let subscribed = Locked(false)
+        let subscriber = RedisSubscriber(
+            url: try RedisURL(redis.url), channels: ["activespeaker:room:standup:events"],
+            onMessage: { _, payload in lines.withLock { $0.append(payload) } }, onState: { up in subscribed.withLock { $0 = up } })
+        subscriber.start()
+        defer { subscriber.stop() }
+        #expect(Waiting.until { subscribed.withLock { $0 } })
+        var configuration = RoomServerConfiguration()
+        configuration.secret = CallTestServer.secret
+        configuration.eventsRedis = redis.url
+        let server = try RoomServer(configuration: configuration)
+        server.start()
+        defer { server.stop() }
+        try server.openRoomIfMissing("standup")
+        _ = try server.addIngest(room: "standup", participant: "janus-7", displayName: "Alice", source: "127.0.0.1")
+        try server.removeIngest(room: "standup", participant: "janus-7")
+        server.closeRoomIfPresent("standup")
+        let expected = ["room-opened", "participant-joined", "participant-left", "room-closed"]
+        #expect(Waiting.until { lines.withLock { $0.count } == expected.count })
+        let types = lines.withLock { $0 }.map { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["type"] as? String }
+        #expect(types == expected)
+        #expect(lines.withLock { $0[1] }.contains(#""participant":"janus-7""#))
+        var clustered = configuration
+        clustered.cluster = try ClusterConfiguration(redis: redis.url, nodeID: "n1", advertiseHost: "127.0.0.1")
+        #expect(throws: CallError.self) { _ = try RoomServer(configuration: clustered) }
     }
 }

@@ -36,8 +36,7 @@ final class ClusterNode: @unchecked Sendable {
     let instance = UUID().uuidString
     private let requests: RedisConnection
     private let beats: RedisConnection
-    private let publisher: RedisConnection
-    private let publishQueue = DispatchQueue(label: "activespeaker.cluster.publish")
+    private let publisher: RedisEventPublisher
     private var subscriber: RedisSubscriber?
     private weak var host: (any ClusterHost)?
     private let wake = DispatchSemaphore(value: 0)
@@ -64,7 +63,7 @@ final class ClusterNode: @unchecked Sendable {
         let timeout = 0.5
         requests = RedisConnection(url: configuration.redis, timeout: timeout)
         beats = RedisConnection(url: configuration.redis, timeout: timeout)
-        publisher = RedisConnection(url: configuration.redis, timeout: timeout)
+        publisher = RedisEventPublisher(url: configuration.redis, timeout: timeout)
         self.host = host
         let record = NodeRecord(
             id: configuration.nodeID, instance: instance, protocolVersion: Self.protocolVersion, http: http, signal: signal,
@@ -139,7 +138,6 @@ final class ClusterNode: @unchecked Sendable {
             commands.append(["DEL", ClusterKeys.state(room.roomId)])
         }
         _ = try? requests.pipeline(commands)
-        publishQueue.sync {}
         requests.close()
         beats.close()
         publisher.close()
@@ -393,9 +391,7 @@ final class ClusterNode: @unchecked Sendable {
 
     /// Publishes one of a room's events (a `serve` log line) on the room's channel, in order.
     func publish(room: CallRoomID, line: String) {
-        publishQueue.async { [publisher] in
-            _ = try? publisher.command(["PUBLISH", ClusterKeys.events(room), line])
-        }
+        publisher.publish(room: room, line: line)
     }
 
     // MARK: Relaying
