@@ -202,6 +202,16 @@ struct CallCLITests {
         try "too-short\n".write(toFile: short, atomically: true, encoding: .utf8)
         let shortSecret = try CLI.run(["serve", "--webhook", "http://127.0.0.1:9/hooks", "--webhook-secret-file", short])
         #expect(shortSecret.status == 1 && shortSecret.stderr.contains("shorter than 16 bytes"), "\(shortSecret.stderr)")
+        let janusWithoutRTP = try CLI.run(["serve", "--janus", "http://127.0.0.1:8088/janus"])
+        #expect(janusWithoutRTP.status == 64 && janusWithoutRTP.stderr.contains("--janus needs --rtp HOST:PORT with a fixed port"), "\(janusWithoutRTP.stderr)")
+        let janusByName = try CLI.run(["serve", "--rtp", "127.0.0.1:5004", "--janus", "http://janus.local:8088/janus"])
+        #expect(janusByName.status == 64 && janusByName.stderr.contains("--janus-source"), "\(janusByName.stderr)")
+        let janusAlone = try CLI.run(["serve", "--janus-interval", "2"])
+        #expect(janusAlone.status == 64 && janusAlone.stderr.contains("--janus-interval goes with --janus"), "\(janusAlone.stderr)")
+        let janusCredentials = try CLI.run([
+            "serve", "--rtp", "127.0.0.1:5004", "--janus", "http://127.0.0.1:8088/janus", "--janus-credentials", directory.path("none.json"),
+        ])
+        #expect(janusCredentials.status == 1 && janusCredentials.stderr.contains("cannot read the file"), "\(janusCredentials.stderr)")
         let missingSecret = try CLI.run(["serve", "--webhook", "http://127.0.0.1:9/hooks", "--webhook-secret-file", directory.path("none")])
         #expect(missingSecret.status == 1 && missingSecret.stderr.contains("cannot read the webhook secret file"), "\(missingSecret.stderr)")
     }
