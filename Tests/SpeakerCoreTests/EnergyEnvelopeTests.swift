@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TestSupport
 @testable import SpeakerCore
@@ -46,6 +47,31 @@ import TestSupport
             #expect(a.latest == x)
             #expect(a.lookbackMaximum == ra.lookbackMaximum, "step \(step)")
             #expect(b.lookbackMaximum == rb.lookbackMaximum, "step \(step)")
+            #expect(abs(EnergyEnvelope.correlation(a, b) - Reference.correlation(ra, rb)) < 1e-4, "step \(step)")
+        }
+    }
+
+    /// Live streams join at their first packet, so their envelopes start on different ticks: the frames must be
+    /// paired by time. A leaked copy (the same envelope 25 dB down) of a stream added `offset` ticks later
+    /// correlates at 1 whatever the offset; paired by ring slot, as before 2026-12-07, it was compared `offset`
+    /// frames apart (a leaked voice then passed as speech in `listen` and `serve`, never in `detect`).
+    @Test(arguments: [1, 7, 13, 19, 20, 27])
+    func streamsAddedOnDifferentTicksArePairedByTime(offset: Int) {
+        var generator = SeededGenerator(seed: UInt64(offset))
+        var a = EnergyEnvelope(), b = EnergyEnvelope()
+        var ra = Reference(), rb = Reference()
+        for step in 0..<(offset + 200) {
+            // Syllables: a 4 Hz rhythm with noise, as an envelope of speech.
+            let x = -40 + 15 * Float(sin(Double(step) * 2 * .pi / 25)) + Float.random(in: -3...3, using: &generator)
+            a.append(x)
+            ra.append(x)
+            guard step >= offset else { continue }
+            b.append(x - 25)
+            rb.append(x - 25)
+            if step >= offset + EnergyEnvelope.length {
+                #expect(abs(EnergyEnvelope.correlation(a, b) - 1) < 1e-4, "step \(step)")
+                #expect(abs(EnergyEnvelope.correlation(b, a) - 1) < 1e-4, "step \(step)")
+            }
             #expect(abs(EnergyEnvelope.correlation(a, b) - Reference.correlation(ra, rb)) < 1e-4, "step \(step)")
         }
     }

@@ -79,12 +79,19 @@ struct EnergyEnvelope {
         next = next == Self.length - 1 ? 0 : next + 1
     }
 
-    /// Pearson correlation of two envelopes over the ring, −1…1 (0 when either is flat).
+    /// Pearson correlation of two envelopes over their last `length` frames, −1…1 (0 when either is flat).
+    ///
+    /// Both rings advance together (one append per tick), but each from the tick its stream was added, so the
+    /// same slot of two rings holds the same time only when the two streams were added a multiple of `length`
+    /// ticks apart: the frames are paired by time, each ring read from its own oldest slot. (Paired by slot, as
+    /// until 2026-12-07, two live streams that joined 1–19 ticks apart were compared 1–19 frames apart, and a
+    /// leaked voice passed as speech; files, whose streams all start at tick 0, never showed it.)
     static func correlation(_ a: EnergyEnvelope, _ b: EnergyEnvelope) -> Float {
-        // Both rings advance together (one append per tick), so equal slots are equal times.
         withUnsafeBytes(of: a.ring) { xBytes in
             withUnsafeBytes(of: b.ring) { yBytes in
                 let x = xBytes.assumingMemoryBound(to: Float.self), y = yBytes.assumingMemoryBound(to: Float.self)
+                // The oldest slot of each ring is its next; `shift` maps a's slot of a time to b's.
+                let shift = (b.next - a.next + length) % length
                 let n = Float(length)
                 var sumX: Float = 0, sumY: Float = 0
                 for i in 0..<length {
@@ -94,7 +101,8 @@ struct EnergyEnvelope {
                 let meanX = sumX / n, meanY = sumY / n
                 var sxy: Float = 0, sxx: Float = 0, syy: Float = 0
                 for i in 0..<length {
-                    let dx = x[i] - meanX, dy = y[i] - meanY
+                    let j = i + shift < length ? i + shift : i + shift - length
+                    let dx = x[i] - meanX, dy = y[j] - meanY
                     sxy += dx * dy
                     sxx += dx * dx
                     syy += dy * dy
