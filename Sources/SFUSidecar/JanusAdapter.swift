@@ -13,8 +13,9 @@ public struct JanusAdapterConfiguration: Sendable {
     public var target: JanusForwarding.Target
     /// The numeric host Janus's forwarded packets come from (bound as each publisher's source).
     public var source: String
-    /// Where the event handler posts (`HOST:PORT`; its path is `/janus/events`); nil: no events, snapshots only.
-    public var eventsAddress: String?
+    /// Where the event handler posts (its path is `/janus/events`; port 0: any free port); nil: no events,
+    /// snapshots only.
+    public var events: (host: String, port: Int)?
     /// Seconds between snapshots of Janus (each a `list`, then `listparticipants` and `listforwarders` per room).
     public var interval: Double = 1
     /// The extension id of the publishers' RFC 6464 audio level (Chrome's is 1; Janus forwards it unchanged).
@@ -68,17 +69,12 @@ public final class JanusAdapter: Sendable {
         self.janus = janus ?? JanusClient(url: configuration.url, credentials: configuration.credentials)
         self.server = server
         self.log = log
-        if let address = configuration.eventsAddress {
-            guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) else {
-                throw SidecarError("janus events \(address)", "expected HOST:PORT")
-            }
-            let host = String(address[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if let events = configuration.events {
             do {
-                listener.withLock { $0 = nil }
-                let web = try WebServer(host: host, port: port, maximumBodyBytes: 1 << 20, delegate: EventsListener(adapter: self))
+                let web = try WebServer(host: events.host, port: events.port, maximumBodyBytes: 1 << 20, delegate: EventsListener(adapter: self))
                 listener.withLock { $0 = web }
             } catch {
-                throw SidecarError("janus events \(address)", error.description)
+                throw SidecarError("janus events", error.description)
             }
         }
     }

@@ -114,9 +114,9 @@ public final class RTPRoomRunner<Room: Hashable, Stream: Hashable> {
         confinement.enter("removeRoom")
         defer { confinement.leave() }
         var removed: [(Stream, RTPStreamStatistics)] = []
+        // RTP streams give their counters; other sources are removed alike and give none.
         for stream in rooms.streams where rooms.room(of: stream) == room {
-            if receivers[stream] != nil, let statistics = removeStream(stream) { removed.append((stream, statistics)) }
-            if otherSources[stream] != nil { removeStream(stream) }
+            if let statistics = removeStream(stream) { removed.append((stream, statistics)) }
         }
         rooms.removeRoom(room)
         roomStates[room] = nil

@@ -375,8 +375,8 @@ struct ServeCommand: Command {
         }
         let events = options.value("janus-events") ?? "127.0.0.1:8089"
         if events != "none" {
-            guard SocketAddress(events) != nil else { throw .usage("--janus-events \(events): expected HOST:PORT or none") }
-            janus.eventsAddress = events
+            guard let address = SocketAddress(events) else { throw .usage("--janus-events \(events): expected HOST:PORT or none") }
+            janus.events = (address.host, address.port)
         }
         if let text = options.value("janus-interval") {
             guard let seconds = Double(text), seconds >= 0.1, seconds <= 3600 else { throw .usage("--janus-interval \(text): expected 0.1-3600 seconds") }

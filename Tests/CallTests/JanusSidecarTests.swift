@@ -172,7 +172,7 @@ struct JanusSidecarTests {
     static func adapter(_ janus: FakeJanus, server: RoomServer, events: Bool = false) throws -> (JanusAdapter, Lines) {
         var configuration = JanusAdapterConfiguration(url: "http://127.0.0.1:1/janus", target: target, source: "127.0.0.1")
         configuration.interval = 0.1
-        configuration.eventsAddress = events ? "127.0.0.1:0" : nil
+        configuration.events = events ? ("127.0.0.1", 0) : nil
         let lines = Lines()
         let adapter = try JanusAdapter(configuration: configuration, server: server, janus: janus) { line in lines.withLock { $0.append(line) } }
         adapter.start()
@@ -230,7 +230,7 @@ struct JanusSidecarTests {
         janus.publish(1, "alice")
         var configuration = JanusAdapterConfiguration(url: "http://127.0.0.1:1/janus", target: Self.target, source: "127.0.0.1")
         configuration.interval = 3600  // one snapshot at start, then events only
-        configuration.eventsAddress = "127.0.0.1:0"
+        configuration.events = ("127.0.0.1", 0)
         var credentials = JanusCredentials()
         credentials.eventsUser = "janus"
         credentials.eventsPassword = "events-pw"
